@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Everything `make test` checks; the last line is "N passed, M failed" over all checks:
+# library/notebook sync (1), each notebook (nbdev_test), each pytest test, each page of the built site.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+P=0; F=0
+add() { P=$((P + $1)); F=$((F + $2)); }
+
+echo "== sync: nbdev_export && nbdev_clean leave the tree unchanged"
+before=$(git status --porcelain 2>/dev/null)
+nbdev_export && nbdev_clean
+after=$(git status --porcelain 2>/dev/null)
+if [[ "$before" == "$after" ]]; then add 1 0; echo "sync: ok"
+else add 0 1; echo "sync: FAILED: nbdev_export/nbdev_clean changed files (commit the result):"; diff <(echo "$before") <(echo "$after") | head -20; fi
+
+echo "== notebooks: nbdev_test"
+flags=""; python -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" && flags="gpu"
+total=$(find nbs -name '*.ipynb' -not -path '*/.*' -not -path '*/_*' | wc -l)
+log=$(mktemp)
+if nbdev_test --flags "$flags" --timing 2>"$log"; then nbf=0
+else nbf=$(sed -n '/Failed On The Following Notebooks/,$p' "$log" | grep -c $'^\t' || true); [[ "$nbf" -gt 0 ]] || nbf=1; fi
+cat "$log" >&2
+echo "notebooks: $((total - nbf)) passed, $nbf failed"; add $((total - nbf)) $nbf
+
+echo "== pytest tests/"
+out=$(python -m pytest -q -p no:cacheprovider tests 2>&1); rc=$?; echo "$out" | tail -15
+pp=$(echo "$out" | grep -Eo '[0-9]+ passed' | tail -1 | grep -Eo '[0-9]+' || echo 0)
+pf=$(echo "$out" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+[[ -n "$pf" ]] || pf=0
+if [[ $rc -ne 0 && $pf -eq 0 ]]; then pf=1; fi
+echo "pytest: $pp passed, $pf failed"; add $pp $pf
+
+echo "== website: build and open every page in headless Chromium"
+make -s docs >/dev/null 2>"$log" || { cat "$log" >&2; echo "docs build FAILED"; }
+make -s chromium
+if [[ -d _docs ]] && out=$(python tools/check_site.py _docs); then :; fi
+echo "$out" | grep -v '^ok ' 
+sp=$(echo "$out" | tail -1 | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+' || echo 0)
+sf=$(echo "$out" | tail -1 | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+' || echo 1)
+add $sp $sf
+
+echo "$P passed, $F failed"
+[[ $F -eq 0 ]]
