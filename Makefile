@@ -32,6 +32,7 @@ tools/katex/katex.min.js:
 
 docs: venv
 	@if ! command -v quarto >/dev/null; then $(MAKE) -s katex; fi
+	$(BIN)/python tools/sidebar.py
 	PATH="$$PWD/tools:$$PWD/$(BIN):$$PATH" $(BIN)/nbdev_docs
 	@echo "site: $$PWD/_docs/index.html"
 
