@@ -1,0 +1,90 @@
+"""The `pavlovattn run` contract: the JSON object, the table and CSV formats, defaults, and one-line bad-input errors (exit 2)."""
+import csv, io, json, subprocess, sys
+import pytest
+
+BLOCKING = 'exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B'
+
+def pv(*args):
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', *args], capture_output=True, text=True, timeout=300)
+
+def run_json(*args):
+    r = pv(*args, '--format', 'json')
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+def test_json_contract_blocking():
+    "Top-level keys, per-group probes and strengths, phases from 1, and the closed form of blocking (theory §3.3b)."
+    j = run_json(BLOCKING, '--beta', '0.2')
+    assert set(j) == {'rule', 'params', 'groups'} and j['rule'] == 'delta'
+    assert list(j['groups']) == ['exp', 'ctrl']
+    for g in j['groups'].values():
+        assert set(g) == {'probes', 'strengths'}
+        assert set(g['strengths']) == {'A', 'B', 'C'}
+        [p] = g['probes']
+        assert set(p) == {'phase', 'cues', 'mean', 'sd', 'subjects'}
+        assert p['phase'] == 3 and p['cues'] == 'B' and p['sd'] == 0 and p['subjects'] == 1
+    b = 0.2
+    assert abs(j['groups']['exp']['probes'][0]['mean'] - (1 - b)**10 * (1 - (1 - 2*b)**10) / 2) < 1e-12
+    assert abs(j['groups']['ctrl']['probes'][0]['mean'] - (1 - (1 - 2*b)**10) / 2) < 1e-12
+    # a strength is the read-out after the last trial: B's final strength equals the probe (probes write nothing)
+    assert abs(j['groups']['exp']['strengths']['B'] - j['groups']['exp']['probes'][0]['mean']) < 1e-15
+    assert abs(j['groups']['exp']['strengths']['A'] - (1 - (1 - b)**10 + (1 - b)**10 * (1 - (1 - 2*b)**10) / 2)) < 1e-12
+
+def test_defaults():
+    p = run_json('10A+')['params']
+    assert (p['beta'], p['gamma'], p['lam'], p['keys'], p['subjects'], p['dtype'], p['device']) == (0.1, 1.0, 1.0, 'onehot', 1, 'float64', 'cpu')
+    assert run_json('10A+', '--rule', 'decay')['params']['gamma'] == 0.9
+    assert run_json('10A+', '--rule', 'gated-delta')['params']['gamma'] == 1.0
+    assert abs(run_json('10A+')['groups']['group']['strengths']['A'] - (1 - 0.9**10)) < 1e-12
+
+@pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax'])
+def test_every_rule_runs(rule):
+    j = run_json('!5A+/5AB- | #A/#AB', '--rule', rule, '--subjects', '3', '--beta', '0.3')
+    assert j['rule'] == rule and [p['cues'] for p in j['groups']['group']['probes']] == ['A', 'AB']
+
+def test_options_reach_the_simulator():
+    j = run_json('!10A(ctx)+/10(ctx)- | #(ctx)', '--keys', 'random', '--dk', '5', '--overlap', '0.25', '--salience', 'A=0.8,(ctx)=0.5',
+                 '--normalize', '--subjects', '20', '--seed', '3', '--lam', '2', '--dtype', 'float32')
+    p = j['params']
+    assert (p['keys'], p['dk'], p['overlap'], p['normalize'], p['subjects'], p['seed'], p['lam'], p['dtype']) == \
+           ('random', 5, 0.25, True, 20, 3, 2.0, 'float32')
+    assert p['salience'] == {'A': 0.8, 'ctx': 0.5}
+    [pr] = j['groups']['group']['probes']
+    assert pr['cues'] == '(ctx)' and pr['subjects'] == 20 and pr['sd'] > 0
+    assert run_json('!10A(ctx)+/10(ctx)- | #(ctx)', '--subjects', '20', '--seed', '3') == \
+           run_json('!10A(ctx)+/10(ctx)- | #(ctx)', '--subjects', '20', '--seed', '3')      # seeded: reproducible
+
+def test_table_and_csv():
+    r = pv(BLOCKING, '--beta', '0.2')
+    assert r.returncode == 0 and 'group exp' in r.stdout and 'group ctrl' in r.stdout and '#B' in r.stdout
+    r = pv(BLOCKING, '--format', 'csv')
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert list(rows[0]) == ['group', 'phase', 'trial', 'trial_type', 'cue', 'probe', 'mean', 'sd', 'subjects']
+    assert len(rows) == 2 * 21 * 3                                 # groups x trials x cues
+
+@pytest.mark.parametrize('args, msg', [
+    (['10A+ | 10A*'], 'bad trial type "10A*" at position 8: expected + or - after the cues'),
+    (['exp: 10A+ ; 10B+'], 'group "10B+" at position 13 has no name'),
+    (['10A+', '--rule', 'lstm'], "unknown rule 'lstm'; valid: hebbian, decay, delta, gated-delta, channel-gate, softmax"),
+    (['10A+', '--keys', 'hash'], "unknown key coding 'hash'; valid: onehot, random"),
+    (['10A+', '--format', 'xml'], "unknown format 'xml'; valid: table, json, csv"),
+    (['10A+', '--dtype', 'float16'], "unknown dtype 'float16'; valid: float64, float32"),
+    (['10A+', '--salience', 'A:0.8'], "bad --salience item 'A:0.8'"),
+    (['10A+', '--salience', 'A=0.8,B=x'], "bad --salience item 'B=x'"),
+    (['10A+', '--salience', 'A=-1'], "bad --salience item 'A=-1'"),
+    (['10A+', '--salience', 'Z=0.5'], 'salience given for unknown cue(s) Z'),
+    (['exp: 10A+ | 10AB+', '--beta', '1.2'], 'trial type AB+ in group exp, phase 2 has beta*|k|^2 = 2.4 > 2 (stable writes need beta*|k|^2 <= 2)'),
+    (['10A+ | 10AB+', '--beta', '0.6', '--salience', 'A=2,B=2'], 'trial type AB+ in group group, phase 2 has beta*|k|^2 = 2.4 > 2'),
+    (['10ABC+', '--keys', 'random', '--overlap', '-0.6'], 'outside the positive-definite range for 3 unit keys'),
+    (['10A+', '--overlap', '0.3'], "overlap needs keys='random'"),
+    (['10A+', '--rule', 'decay', '--gamma', '1.5'], 'gamma must lie in [0, 1]'),
+    (['10A+', '--subjects', '0'], 'subjects must be a positive integer'),
+    (['10A+', '--beta', 'fast'], "argument --beta: invalid float value: 'fast'"),
+    (['10A+', '--device', 'nosuchdevice'], "device 'nosuchdevice'"),
+    ([], 'the following arguments are required: DESIGN'),
+])
+def test_bad_input_is_one_line_and_exit_2(args, msg):
+    r = pv(*args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert 'Traceback' not in r.stderr and r.stdout == ''
