@@ -1,0 +1,58 @@
+"""Cue competition (nbs/04_cue_competition.ipynb): closed forms vs the batched recurrence, the exact mean recursion, bad input."""
+import math
+import pytest
+import torch
+from pavlovattn.competition import (read_design, run_design, rw_phase, overshadowing, conditioned_inhibition, overexpectation,
+                                    superconditioning, protection_from_extinction, mean_recursion, mean_asymptote, delta_p,
+                                    contingency_types, partial_reinforcement, partial_reinforcement_moments,
+                                    relative_validity_gap, relative_validity_permuted_gap, dissociation_row, FAMILIES)
+
+def test_read_design_refuses_bad_trial_types():
+    with pytest.raises(ValueError, match="cannot read trial type '10AB'"): read_design('10AB')
+    with pytest.raises(ValueError, match='cannot read'): read_design('10A+ | #B+')
+
+@pytest.mark.parametrize('beta', [0.05, 0.3, 0.6])
+def test_closed_forms_match_deltanet(beta):
+    r = run_design('o: 15AB+ | #B; c: 15B+ | #B', beta=beta, salience={'A': 1.2, 'B': 0.4})
+    e, c = overshadowing(15, alpha_A=1.2, alpha_B=0.4, beta=beta)
+    assert abs(float(r['o']['B']) - e) < 1e-12 and abs(float(r['c']['B']) - c) < 1e-12
+    r = run_design('25A+ | 12AX- | #A/#X', beta=beta)['group']
+    va, vx = conditioned_inhibition(25, 12, beta=beta)
+    assert abs(float(r['A']) - va) < 1e-12 and abs(float(r['X']) - vx) < 1e-12
+    r = run_design('25A+ | 25B+ | 7AB+ | #A/#B', beta=beta)['group']
+    p = 1 - (1 - beta)**25
+    assert abs(float(r['A']) - overexpectation(7, p, p, beta=beta)[0]) < 1e-12
+    V = rw_phase(rw_phase(rw_phase([0., 0.], [1, 0], 1., 25, [1., 1.], beta), [0, 1], 1., 25, [1., 1.], beta), [1, 1], 1., 7, [1., 1.], beta)
+    assert abs(float(V[0]) - float(r['A'])) < 1e-12
+
+def test_superconditioning_twice_and_protection():
+    e, c = superconditioning(torch.arange(1, 20, dtype=torch.float64), -1.0)
+    assert torch.allclose(e / c, torch.full((19,), 2., dtype=torch.float64), atol=1e-12)
+    assert abs(protection_from_extinction(8, 0.7, -0.7)[0] - 0.7) < 1e-15
+
+def test_mean_recursion_limits():
+    V, cues = mean_asymptote(['A+', 'AX-'], [1, 1])
+    assert cues == ['A', 'X'] and torch.allclose(V, torch.tensor([1., -1.], dtype=torch.float64), atol=1e-12)
+    ty, pr = contingency_types(0.7, 0.3, 0.4)
+    V, _ = mean_asymptote(ty, pr, salience={'A': 0.5})
+    assert torch.allclose(V, torch.tensor(delta_p(0.7, 0.3), dtype=torch.float64), atol=1e-12)
+    m1, _ = partial_reinforcement_moments(200, 0.3, beta_plus=0.2, beta_minus=0.05)
+    assert torch.allclose(m1, partial_reinforcement(torch.arange(201), 0.3, beta_plus=0.2, beta_minus=0.05), atol=1e-12)
+    with pytest.raises(ValueError, match='linear family'): mean_recursion(['A+'], [1], 5, rule='softmax')
+
+def test_relative_validity_pitfall():
+    assert relative_validity_gap(150, salience={'X': 0.3}).abs().max() < 1e-12
+    assert abs(relative_validity_permuted_gap(4)) < 1e-12
+    assert relative_validity_gap(150, beta_minus=0.05)[-1] > 0.05
+
+def test_iid_mean_within_4_se():
+    r = run_design('!20A+/20AX-/20B+/20BX- | #A/#X', subjects=10_000, sampling='iid', seed=3)['group']
+    ex, cues = mean_recursion(['A+', 'AX-', 'B+', 'BX-'], [1, 1, 1, 1], 80)
+    for c in 'AX':
+        x = r[c]; se = float(x.std()) / math.sqrt(len(x))
+        assert abs(float(x.mean()) - float(ex[-1, cues.index(c)])) <= 4 * se
+
+def test_dissociation_blocking_row():
+    row = dissociation_row('blocking', subjects=1)
+    assert set(row) == set(FAMILIES)
+    assert row['delta']['present'] and not row['hebbian']['present'] and not row['decay']['present']
