@@ -64,6 +64,7 @@ def test_table_and_csv():
 
 @pytest.mark.parametrize('args, msg', [
     (['10A+ | 10A*'], 'bad trial type "10A*" at position 8: expected + or - after the cues'),
+    (['10A+ |\n 10A\n*'], 'bad trial type "10A\\n*" at position 9'),
     (['exp: 10A+ ; 10B+'], 'group "10B+" at position 13 has no name'),
     (['10A+', '--rule', 'lstm'], "unknown rule 'lstm'; valid: hebbian, decay, delta, gated-delta, channel-gate, softmax"),
     (['10A+', '--keys', 'hash'], "unknown key coding 'hash'; valid: onehot, random"),
