@@ -54,6 +54,14 @@ def test_options_reach_the_simulator():
     assert run_json('!10A(ctx)+/10(ctx)- | #(ctx)', '--subjects', '20', '--seed', '3') == \
            run_json('!10A(ctx)+/10(ctx)- | #(ctx)', '--subjects', '20', '--seed', '3')      # seeded: reproducible
 
+def test_rates_per_outcome_and_miniblocks():
+    j = run_json('10A+ | 10A- | #A', '--beta', '0.3', '--beta-minus', '0.1')
+    assert j['params']['beta'] == {'+': 0.3, '-': 0.1}
+    assert abs(j['groups']['group']['probes'][0]['mean'] - (1 - 0.7**10) * 0.9**10) < 1e-12
+    r = pv('!2A+/4B-', '--miniblocks', '--subjects', '50', '--format', 'csv')
+    rows = [x for x in csv.DictReader(io.StringIO(r.stdout)) if x['cue'] == 'A']
+    assert run_json('!2A+/4B-', '--miniblocks')['params']['miniblocks'] is True and len(rows) == 6
+
 def test_table_and_csv():
     r = pv(BLOCKING, '--beta', '0.2')
     assert r.returncode == 0 and 'group exp' in r.stdout and 'group ctrl' in r.stdout and '#B' in r.stdout
