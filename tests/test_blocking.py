@@ -79,9 +79,8 @@ def test_special_cases_are_the_general_form():
         torch.testing.assert_close(bc.ctrl, gc.ctrl, rtol=1e-13, atol=1e-12)
 
 
-@pytest.mark.parametrize('engine', ['fast', 'recur'])
-def test_design_language_grid(engine):
-    "The design strings under `designs.simulate` (both engines) against `blocking_closed_form`, every variant."
+def test_design_language_grid():
+    "The design strings under `designs.simulate` against `blocking_closed_form`, every variant."
     variants = [('delta', {}, {}), ('delta', dict(salience={'A': .6, 'B': .9, 'C': .3}), {}),
                 ('delta', dict(normalize=True), {}), ('delta', dict(overlap=-0.3), dict(keys='random', dk=4)),
                 ('delta', dict(overlap=0.5), dict(keys='random', dk=7)), ('gated-delta', dict(gamma=0.85), {}),
@@ -94,7 +93,7 @@ def test_design_language_grid(engine):
         kmax = max(float((k[X] * k[X]).sum()) for X in ('A', 'C', 'AB'))
         for f in (0.1, 0.7, 1.3, 1.9):
             for n1, n2 in ((1, 1), (7, 3), (30, 30)):
-                r = simulate(blocking_design(n1, n2), rule=rule, beta=f / kmax, engine=engine, **kw, **extra).probes
+                r = simulate(blocking_design(n1, n2), rule=rule, beta=f / kmax, **kw, **extra).probes
                 cf = blocking_closed_form(rule, n1, n2, f / kmax, **kw)
                 worst = max(worst, abs(r['exp'][0]['mean'] - float(cf.exp)), abs(r['ctrl'][0]['mean'] - float(cf.ctrl)))
     assert worst < 1e-12, worst
