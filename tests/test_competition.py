@@ -8,8 +8,9 @@ from pavlovattn.competition import (read_design, run_design, rw_phase, overshado
                                     relative_validity_gap, relative_validity_permuted_gap, dissociation_row, FAMILIES)
 
 def test_read_design_refuses_bad_trial_types():
-    with pytest.raises(ValueError, match="cannot read trial type '10AB'"): read_design('10AB')
-    with pytest.raises(ValueError, match='cannot read'): read_design('10A+ | #B+')
+    with pytest.raises(ValueError, match='bad trial type "10AB" at position 1'): read_design('10AB')
+    with pytest.raises(ValueError, match='position'): read_design('10A+ | #B+')
+    with pytest.raises(ValueError, match='single-letter cues only'): read_design('10A(ctx)+')
 
 @pytest.mark.parametrize('beta', [0.05, 0.3, 0.6])
 def test_closed_forms_match_deltanet(beta):
