@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 python -c "import torch; assert torch.cuda.is_available(), 'no CUDA device visible to torch'; print(torch.cuda.get_device_name(0))" || exit 1
 rc=0
-nbdev_test --flags gpu --path nbs/00_core.ipynb || rc=1
+nbdev_test --flags gpu || rc=1                      # every notebook, GPU cells included
 pavlovattn reproduce --exact --strict --device cuda --quiet --json "${OUT:-.}/gpu-exact.json" || rc=1
 timeout 500 pavlovattn reproduce --full --device cuda --quiet --json "${OUT:-.}/gpu-full.json" || rc=1
 echo "gpu-check: rc=$rc"; exit $rc
