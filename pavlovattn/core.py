@@ -4,18 +4,22 @@
 
 # %% ../nbs/00_core.ipynb #9a88e3b6
 from __future__ import annotations
-import math
+import importlib, math
 from typing import NamedTuple
+import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RULES', 'DELTA_RULES', 'DEFAULT_GAMMA', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace', 'per_step',
-           'check_delta_rate', 'recur', 'rescorla_wagner', 'acquisition_curve', 'one_key_trials']
+__all__ = ['RULES', 'DELTA_RULES', 'DEFAULT_GAMMA', 'SCALAR_GATE_RULES', 'ENGINES', 'UnstableRateError', 'NonFiniteError',
+           'ExemplarMemory', 'Trace', 'per_step', 'check_delta_rate', 'recur', 'rescorla_wagner', 'acquisition_curve',
+           'one_key_trials', 'Summary', 'batch_mean_sd']
 
 # %% ../nbs/00_core.ipynb #09cdff08
 RULES = ('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax')
 DELTA_RULES = ('delta', 'gated-delta', 'channel-gate')
 DEFAULT_GAMMA = {'decay': 0.9}
+SCALAR_GATE_RULES = ('hebbian', 'decay', 'delta', 'gated-delta')   # one gate per step: the compiled engine's families
+ENGINES = ('auto', 'torch', 'numba')
 
 class UnstableRateError(ValueError):
     "A delta write with `beta*|k|^2` outside the stable interval [0, 2]."
@@ -121,9 +125,16 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           probes=None,               # fixed probe keys `[C,dk]` (or `[B,H,C,dk]`) read after every step, e.g. each cue's key
           reads:bool=True,           # compute `pred` and `out` (False: only the state and probes; softmax's reads cost O(T^2))
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
+          index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
+          summary:bool=False,        # with `index`: return a `Summary` (batch statistics) instead of per-step tensors
+          engine:str='auto',         # 'auto', 'torch' (the per-step tensor loop) or 'numba' (compiled CPU kernel; summaries only)
          ) -> Trace:
     "Run the state recurrence of `rule` over time; return read-before-write predictions, outputs, the final state and probe read-outs."
     if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
+    if engine not in ENGINES: raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
+    if index is not None: return _indexed(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, index, summary, engine)
+    if summary: raise ValueError("summary=True needs index= (the trial type of every step)")
+    if engine == 'numba': raise ValueError("engine='numba' runs the summary form only: pass index= and summary=True")
     if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
         raise ValueError(f"k and v must be [batch, time, heads, dim] with matching first three sizes; got {tuple(k.shape)} and {tuple(v.shape)}")
     q = k if q is None else q
@@ -252,6 +263,124 @@ def one_key_trials(n:int,              # number of trials
     "Keys and values `[1,n,1,dk]`, `[1,n,1,1]` for `n` identical trials of one cue: the input of an acquisition curve."
     k = torch.zeros(1, n, 1, dk, dtype=dtype, device=device); k[..., 0] = math.sqrt(k2)
     return k, torch.full((1, n, 1, 1), float(lam), dtype=dtype, device=device)
+
+# %% ../nbs/00_core.ipynb #726c32de
+class Summary(NamedTuple):
+    "Result of `recur(..., index=..., summary=True)`: per-subject and per-step summaries instead of per-step tensors."
+    pred_sum: torch.Tensor    # [B,N,H,dv]: per sequence, read-before-write predictions summed over the steps of each index value
+    count: torch.Tensor       # [B,N]: number of steps of each index value, per sequence
+    state: object             # final state, as in `Trace`
+    probe_mean: torch.Tensor|None = None  # [T,H,C,dv]: probe read-outs after each step, mean over the batch
+    probe_sd: torch.Tensor|None = None    # [T,H,C,dv]: their sd over the batch (Bessel-corrected; 0 for one sequence)
+
+def batch_mean_sd(x:torch.Tensor, # `[B, ...]`
+                 ) -> tuple:      # mean and sd over the first axis, each `[...]`
+    "Mean and Bessel-corrected sd over the batch axis, from sums shifted by the first sequence (identical sequences: sd exactly 0)."
+    B = x.shape[0]
+    d = x - x[:1]; s1, s2 = d.sum(0), (d * d).sum(0)
+    return x[0] + s1 / B, ((s2 - s1 * s1 / B) / max(B - 1, 1)).clamp_min(0).sqrt()
+
+def _table(x, like, N, H, name, channels=None):
+    "Broadcast a per-index-value parameter (a number, `[N]`, `[N,H]`, ...) to `[N,H]` (or `[N,H,channels]`)."
+    shape = (N, H) if channels is None else (N, H, channels)
+    t = torch.as_tensor(x, dtype=like.dtype, device=like.device)
+    if t.dim() == 1 and t.shape[0] == N and N > 1: t = t.reshape((N,) + (1,) * (len(shape) - 1))   # one value per index value
+    try: return t.expand(shape)
+    except RuntimeError:
+        raise ValueError(f"{name} of shape {tuple(t.shape)} does not broadcast to {shape} ([index values, heads"
+                         f"{', d_k' if channels else ''}])") from None
+
+def _indexed(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, index, summary, engine):
+    "The index form of `recur`: keys, values and rates are given once per index value; `summary` reduces over the batch."
+    if k.dim() != 3 or v.dim() != 3 or k.shape[:2] != v.shape[:2]:
+        raise ValueError(f"with index=, k and v are tables [N, heads, dim] with matching first two sizes; got {tuple(k.shape)} and {tuple(v.shape)}")
+    index = torch.as_tensor(index)
+    if index.dim() != 2 or index.is_floating_point() or index.is_complex() or index.dtype == torch.bool:
+        raise ValueError(f"index must be an integer tensor [batch, time]; got {index.dtype} of shape {tuple(index.shape)}")
+    (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
+    if index.numel():
+        lo, hi = (int(x) for x in torch.aminmax(index))
+        if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
+    v = v.to(k); gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
+    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if rule == 'channel-gate' else None)
+    if not summary:
+        if engine == 'numba': raise ValueError("engine='numba' runs the summary form only: pass summary=True")
+        ix = index.to(k.device).long()
+        return recur(k[ix], v[ix], None if q is None else q.to(k)[ix], rule, b[ix], g[ix], S0, tau, sink, probes, reads, check)
+    if q is not None: raise ValueError("summary=True reads with the keys: q must be None")
+    if B == 0: raise ValueError("summary=True needs at least one sequence (index has batch size 0)")
+    if check:
+        for name, x in (('k', k), ('v', v), ('beta', b), ('gamma', g)): _finite(name, x)
+        if torch.is_tensor(S0): _finite('S0', S0)
+        if ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
+        if rule in DELTA_RULES:
+            r = b * (k * k).sum(-1); bad = (r > 2 + 2e-9) | (r < -2e-9)
+            if bad.any():
+                n, h = (int(i) for i in bad.nonzero()[0])
+                raise UnstableRateError(f"unstable delta write: beta*|k|^2 = {float(r[n, h]):.6g} for index value {n}, head {h}; "
+                                        "stable writes need 0 <= beta*|k|^2 <= 2")
+    P = None if probes is None else torch.as_tensor(probes).to(k)
+    if P is not None and (P.dim() not in (2, 4) or P.shape[-1] != dk):
+        raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
+    if check and P is not None: _finite('probes', P)
+    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (k, v, b, g, S0, P))
+    why = [w for w, bad in (('numba is not installed', not _kernels().available()), (f'the device is {k.device}, not cpu', k.device.type != 'cpu'),
+                            (f'the dtype is {k.dtype}, not float64', k.dtype != torch.float64),
+                            (f'{rule} is not one of {SCALAR_GATE_RULES}', rule not in SCALAR_GATE_RULES), ('a gradient is required', grad),
+                            ('probes are given per batch and head', P is not None and P.dim() == 4)) if bad]
+    if engine == 'numba' and why: raise ValueError(f"engine='numba' cannot run this: {'; '.join(why)}")
+    use_nb = engine == 'numba' or (engine == 'auto' and not why and B * T >= 2**14)
+    res = (_summary_numba if use_nb else _summary_torch)(k, v, rule, b, g, S0, tau, sink, P, index)
+    if check:
+        st = res.state if torch.is_tensor(res.state) else res.state.values
+        for name, x in (('state', st), ('prediction', res.pred_sum), ('probe read-out', res.probe_mean), ('probe read-out', res.probe_sd)):
+            if x is not None and not _all_finite(x):
+                raise NonFiniteError(f"the {rule} recurrence produced NaN or inf ({name}); the state overflowed: lower beta or the key norms, or use float64")
+    return res
+
+def _kernels():
+    "The compiled-kernel module (imported on first use: numba's import costs a few tenths of a second)."
+    return importlib.import_module('pavlovattn.kernels')
+
+def _summary_torch(k, v, rule, b, g, S0, tau, sink, P, index):
+    "Summary through the per-step tensor loop: gather the tables, run `recur`, reduce."
+    (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
+    ix = index.to(k.device).long()
+    C = 0 if P is None else P.shape[-2]
+    if rule == 'softmax':                                  # predictions: the trial types' keys read as probes, one step late
+        Kt = k.permute(1, 0, 2).expand(B, H, N, dk)
+        PP = Kt if P is None else torch.cat([P.expand(B, H, C, dk), Kt], 2)
+        tr = recur(k[ix], v[ix], None, rule, b[ix], g[ix], S0, tau, sink, PP, reads=False, check=False)
+        R0 = (_softmax_probes(S0, PP, 1, tau, sink)[:, 0] if S0 is not None else PP.new_zeros(B, H, C + N, dv))
+        Rprev = torch.cat([R0[:, None], tr.probes[:, :-1]], 1)                              # [B,T,H,C+N,dv]
+        pred = Rprev.gather(3, (C + ix)[:, :, None, None, None].expand(B, T, H, 1, dv))[:, :, :, 0]
+        pr = tr.probes[:, :, :, :C] if C else None
+    else:
+        tr = recur(k[ix], v[ix], None, rule, b[ix], g[ix], S0, tau, sink, P, reads=True, check=False)
+        pred, pr = tr.pred, tr.probes
+    pred_sum = pred.new_zeros(B, N, H, dv).scatter_add_(1, ix[:, :, None, None].expand(B, T, H, dv), pred)
+    count = torch.zeros(B, N, dtype=torch.long, device=k.device).scatter_add_(1, ix, torch.ones_like(ix))
+    if pr is None and P is not None: pr = pred.new_zeros(B, 0, H, C, dv)      # no steps: no read-outs
+    m, s = batch_mean_sd(pr) if pr is not None else (None, None)
+    return Summary(pred_sum, count, tr.state, m, s)
+
+def _summary_numba(k, v, rule, b, g, S0, tau, sink, P, index):
+    "Summary through the compiled kernel, one value row (head h, value dimension i) at a time."
+    kn = _kernels()
+    (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
+    idx = index.numpy() if index.dtype in (torch.int16, torch.int32, torch.int64) else index.long().numpy()
+    Pn = (P if P is not None else k.new_zeros(0, dk)).numpy()
+    S0n = S0.numpy() if S0 is not None else np.zeros((B, H, dv, dk))
+    kk, vv, bb = k.numpy(), v.numpy(), b.numpy()
+    gg = g.numpy() if rule in ('decay', 'gated-delta') else np.ones((N, H))   # hebbian and delta have no gate
+    ps, st = np.empty((B, N, H, dv)), np.empty((B, H, dv, dk))
+    m, s = np.empty((T, H, Pn.shape[0], dv)), np.empty((T, H, Pn.shape[0], dv))
+    for h in range(H):
+        for i in range(dv):
+            ps[:, :, h, i], cnt, st[:, h, i], m[:, h, :, i], s[:, h, :, i] = kn.summary_row(
+                idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], rule in DELTA_RULES)
+    t = torch.from_numpy
+    return Summary(t(ps), t(cnt), t(st), t(m) if P is not None else None, t(s) if P is not None else None)
 
 # %% ../nbs/00_core.ipynb #a8d2173f
 from .registry import claim, Verdict

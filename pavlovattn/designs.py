@@ -6,8 +6,9 @@
 from __future__ import annotations
 import importlib, math, re
 from dataclasses import dataclass
+import numpy as np
 import torch
-from .core import recur, RULES, DELTA_RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner
+from .core import recur, RULES, DELTA_RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
 __all__ = ['KEY_CODINGS', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design', 'cue_keys', 'simulate',
@@ -252,48 +253,38 @@ class _threads:
     def __enter__(self): self.old = torch.get_num_threads(); torch.set_num_threads(self.n)
     def __exit__(self, *a): torch.set_num_threads(self.old)
 
-def _shuffle(seq:torch.Tensor, S:int, gen) -> torch.Tensor:
-    "`S` independent uniform permutations of `seq`, time-major `[n,S]`: Fisher-Yates, vectorised over subjects."
-    n = len(seq); P = seq[:, None].repeat(1, S)
-    if n < 2: return P
-    J = (torch.rand(n, S, generator=gen, dtype=torch.float64) * torch.arange(1, n + 1, dtype=torch.float64)[:, None]).long()
-    J = torch.minimum(J, torch.arange(n)[:, None])                     # J[i] uniform on 0..i
-    IDX = J * S + torch.arange(S)                                      # flat index of P[J[i], s]
-    Pf = P.view(-1)
-    with _threads(1):
-        for i in range(n - 1, 0, -1):                                  # swap P[i] and P[J[i]], per subject
-            a = P[i].clone(); P[i] = Pf.index_select(0, IDX[i]); Pf.index_copy_(0, IDX[i], a)
-    return P
-
 def _orders(group, gi, subjects, seed, miniblocks=False) -> tuple:
-    "Trial-type indices, time-major `[T, subjects]` (blocks, or a seeded permutation per `!` phase), and the phase of each step."
-    gen = torch.Generator().manual_seed(int(seed) * 1_000_003 + gi)
-    rows, phase, base = [], [], 0
+    "Trial-type indices `[subjects, T]` (blocks, or each subject's own seeded permutation in a `!` phase) and the phase of each step."
+    kn = importlib.import_module('pavlovattn.kernels')
+    dt = np.int16 if len(group.trial_types) < 2**15 else np.int32           # small: the simulation reads it once per trial
+    out = np.empty((subjects, group.n), dtype=dt)
+    phase, base, pos = [], 0, 0
     for pi, ph in enumerate(group.phases, 1):
-        seq = torch.cat([torch.full((tt.count,), base + j, dtype=torch.long) for j, tt in enumerate(ph.trials)])
-        base += len(ph.trials)
-        if not ph.random: rows.append(seq[:, None].expand(-1, subjects))
-        elif not miniblocks: rows.append(_shuffle(seq, subjects, gen))
+        items = lambda div=1: np.concatenate([np.full(tt.count // div, base + j, dtype=dt) for j, tt in enumerate(ph.trials)])
+        seq = items(); L = len(seq)
+        if not ph.random: out[:, pos:pos + L] = seq
+        elif not miniblocks: kn.shuffle_rows(seq, kn.stream_keys(seed, (gi, pi, 0), subjects), out=out[:, pos:pos + L])
         else:                                                          # calmr's miniblocks: m blocks, each holding count/m of every type
-            m = math.gcd(*[tt.count for tt in ph.trials])
-            block = torch.cat([torch.full((tt.count // m,), base - len(ph.trials) + j, dtype=torch.long) for j, tt in enumerate(ph.trials)])
-            rows.append(_shuffle(block, subjects * m, gen).reshape(len(block), m, subjects).transpose(0, 1).reshape(-1, subjects))
-        phase += [pi] * len(seq)
-    return torch.cat(rows, 0), phase
+            m = math.gcd(*[tt.count for tt in ph.trials]); block = items(m); Lb = len(block)
+            for bi in range(m):
+                kn.shuffle_rows(block, kn.stream_keys(seed, (gi, pi, bi + 1), subjects), out=out[:, pos + bi * Lb:pos + (bi + 1) * Lb])
+        base += len(ph.trials); pos += L; phase += [pi] * L
+    return torch.from_numpy(out), phase
 
-def _run(rule, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau):
-    "One `recur` call for a group: `o` `[T,S]` trial-type indices; returns V `[S,T+1,C]` (cue strengths before each trial and after the last), pred `[S,T]`."
-    T, S = o.shape; ot = o.T; C = Kc.shape[0]
-    sm = lambda x: x[o].transpose(0, 1)        # gathered time-major, viewed [S,T,...]: recur's time-major copy is then free
-    k, v = sm(Ktt)[:, :, None, :], sm(lam_tt)[:, :, None, None]
-    b, g = sm(b_tt)[:, :, None], sm(g_tt)[:, :, None]
-    if rule == 'channel-gate': g = g[..., None].expand(S, T, 1, Kc.shape[1])     # one gate for every key feature
-    soft = rule == 'softmax'                 # softmax's own reads cost O(T^2): read the trial types' keys as probes instead
-    tr = recur(k, v, rule=rule, beta=b, gamma=g, tau=tau, probes=torch.cat([Kc, Ktt]) if soft else Kc, reads=not soft,
-               check=False)                                                     # inputs are validated by `simulate`
-    R = torch.cat([torch.zeros(S, 1, tr.probes.shape[3], dtype=Kc.dtype, device=Kc.device), tr.probes[:, :, 0, :, 0]], 1)
-    if not soft: return R, tr.pred[:, :, 0, 0]                                  # R: read-outs before each trial and after the last
-    return R[..., :C], R[:, :-1].gather(2, (C + ot)[..., None])[..., 0]        # the trial's compound, read before its write
+def _run(rule, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto') -> dict:
+    "One group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over subjects of every cue's strength before each trial and after the last (`[T+1,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every strength `V` `[S,T+1,C]`."
+    (S, T), (C, dk) = o.shape, Kc.shape
+    g = g_tt[:, None, None].expand(-1, 1, dk) if rule == 'channel-gate' else g_tt[:, None]   # channel-gate: one gate for every key feature
+    kw = dict(rule=rule, beta=b_tt[:, None], gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
+    sm = recur(Ktt[:, None, :], lam_tt[:, None, None], summary=True, engine=engine, **kw)
+    z = Kc.new_zeros(1, C)                                               # before the first trial every strength is 0
+    out = dict(mean=torch.cat([z, sm.probe_mean[:, 0, :, 0]]).cpu(), sd=torch.cat([z, sm.probe_sd[:, 0, :, 0]]).cpu(),
+               pred_sum=sm.pred_sum[:, :, 0, 0].cpu())
+    if per_subject:
+        tr = recur(Ktt[:, None, :], lam_tt[:, None, None], reads=False, **kw)
+        out['V'] = torch.cat([Kc.new_zeros(S, 1, C), tr.probes[:, :, 0, :, 0]], 1)
+    return out
+
 
 # %% ../nbs/01_designs.ipynb #d48b14bd
 def simulate(design,                  # a design string or a parsed `Design`
@@ -312,6 +303,8 @@ def simulate(design,                  # a design string or a parsed `Design`
              device='cpu',
              tau:float=1.0,           # softmax temperature
              miniblocks:bool=False,   # `!` phases shuffled in miniblocks, as calmr's default (`!2A+/4B-`: two shuffled blocks of A+, B-, B-)
+             per_subject:bool=False,  # also keep every subject's strengths `V` `[subjects, T+1, cues]` (memory: subjects x trials)
+             engine:str='auto',       # `recur`'s engine: 'auto', 'torch' or 'numba'
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     d = parse_design(design)
@@ -341,25 +334,22 @@ def simulate(design,                  # a design string or a parsed `Design`
             f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
             lam_tt = f([lam if t.outcome == '+' else 0. for t in tts]); b_tt = f([0. if t.probe else rates[t.outcome] for t in tts])
             g_tt = f([1. if t.probe else gamma for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
-            o, order = o_cpu.to(device), o_cpu.T                            # order: [subjects, T], kept on the CPU
-            V, pred = _run(rule, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau)
-            if not (torch.isfinite(V[:, -1]).all() and torch.isfinite(pred[:, -1:]).all()):   # NaN and inf persist to the last step
+            out = _run(rule, o_cpu, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine)
+            if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                 raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
-            runs[g.name] = dict(V=V, pred=pred, order=order, phase=phase, trial_types=tts)
+            runs[g.name] = dict(out, order=o_cpu, phase=phase, trial_types=tts)
     params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=Kc.shape[1], overlap=float(overlap),
                   salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
                   subjects=subjects, seed=int(seed), miniblocks=bool(miniblocks), dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
     return Result(d, rule, params, cues, runs)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
-def _msd(x:torch.Tensor, dim:int=0) -> tuple:
-    "Mean and sd (Bessel-corrected; 0 for a single subject) along `dim`."
-    x = x.double()
-    sd = x.std(dim) if x.shape[dim] > 1 else torch.zeros_like(x.select(dim, 0))
-    return x.mean(dim), sd
+def _msd(x:torch.Tensor) -> tuple:
+    "Mean and sd over subjects (the first axis; Bessel-corrected; exactly 0 when every subject agrees)."
+    return batch_mean_sd(x.double())
 
 class Result:
-    "The outcome of `simulate`: per-subject tensors per group, and tidy summaries (`table`, `probes`, `strengths`)."
+    "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`table`, `probes`, `strengths`)."
     def __init__(self, design, rule, params, cues, runs):
         self.design, self.rule, self.params, self.cues, self.runs = design, rule, params, tuple(cues), runs
         self._table = None
@@ -373,11 +363,11 @@ class Result:
             pd = importlib.import_module('pandas')
             frames = []
             for gname, r in self.runs.items():
-                S, T1, C = r['V'].shape; T = T1 - 1
-                m, s = _msd(r['V'][:, :T].cpu())
+                (S, T), C = r['order'].shape, len(self.cues)
+                m, s = r['mean'][:T], r['sd'][:T]
                 o = r['order']; same = (o == o[:1]).all(0).tolist()
                 labels = [r['trial_types'][int(o[0, t])].label if same[t] else '*' for t in range(T)]
-                probe = [all(r['trial_types'][i].probe for i in set(o[:, t].tolist())) for t in range(T)]
+                probe = torch.tensor([tt.probe for tt in r['trial_types']])[o.long()].all(0).tolist()   # every subject probes here
                 rep = lambda xs: [x for x in xs for _ in range(C)]
                 frames.append(pd.DataFrame(dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels),
                                                 cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
@@ -395,9 +385,8 @@ class Result:
             for pi, ph in enumerate(g.phases, 1):
                 for tt in ph.trials:
                     if tt.probe:
-                        mask = (r['order'] == i).to(r['pred'].device)
-                        per_subject = (r['pred'] * mask).sum(1) / tt.count
-                        m, s = _msd(per_subject.cpu())
+                        per_subject = r['pred_sum'][:, i] / tt.count
+                        m, s = _msd(per_subject)
                         rows.append(dict(phase=pi, cues=tt.cue_text, mean=float(m), sd=float(s), subjects=int(per_subject.shape[0])))
                     i += 1
             out[gname] = rows
@@ -406,7 +395,7 @@ class Result:
     @property
     def strengths(self) -> dict:
         "{group: {cue: mean over subjects of u^T S_T k_cue after the last trial}}."
-        return {g: dict(zip(self.cues, r['V'][:, -1].double().mean(0).tolist())) for g, r in self.runs.items()}
+        return {g: dict(zip(self.cues, r['mean'][-1].double().tolist())) for g, r in self.runs.items()}
 
     def to_json(self) -> dict:
         "The `pavlovattn run --format json` object: rule, params, and per group its probes and final strengths."
@@ -430,13 +419,13 @@ class Result:
     def _draw(self, ax, names, ci=True, cues=None):
         styles = ['-', '--', ':', '-.']
         for gi, n in enumerate(names):
-            r = self.runs[n]; V, sd = _msd(r['V'].cpu()); T = V.shape[0] - 1; half = 1.96 * sd / r['V'].shape[0]**0.5
+            r = self.runs[n]; V, sd, S = r['mean'].double(), r['sd'].double(), r['order'].shape[0]; T = V.shape[0] - 1; half = 1.96 * sd / S**0.5
             for c, cue in enumerate(self.cues):
                 if cues is not None and cue not in [_cue_name(x) for x in cues]: continue
-                if not any(cue in t.cues for t in r['trial_types']) and r['V'][..., c].abs().max() == 0: continue   # a cue of another group
+                if not any(cue in t.cues for t in r['trial_types']) and V[:, c].abs().max() == 0 == sd[:, c].max(): continue   # a cue of another group
                 ax.plot(range(T + 1), V[:, c], ls=styles[gi % 4], color=f'C{c % 10}',
                         label=cue if len(names) == 1 else f'{cue} ({n})', lw=1.3)
-                if ci and r['V'].shape[0] > 1:
+                if ci and S > 1:
                     ax.fill_between(range(T + 1), V[:, c] - half[:, c], V[:, c] + half[:, c], color=f'C{c % 10}', alpha=0.2, lw=0)
             for t in [i for i in range(1, T) if r['phase'][i] != r['phase'][i - 1]]: ax.axvline(t, color='grey', lw=0.7, ls=':')
         ax.set_xlabel('trial', fontsize=8); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=8); ax.tick_params(labelsize=7)
@@ -501,18 +490,22 @@ def explore(design:str='exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B', # ini
     return box
 
 # %% ../nbs/01_designs.ipynb #28cdacf4
-def rw_reference_error(design:str, subjects:int=6, beta:float=0.2, salience=None, lam:float=1.0, seed:int=0, device='cpu') -> float:
-    "Max |simulate(delta) - per-subject `rescorla_wagner` loop| over every subject, trial and cue (strengths incl. final)."
-    res = simulate(design, beta=beta, salience=salience, lam=lam, subjects=subjects, seed=seed, device=device)
+def rw_reference_error(design:str, subjects:int=6, beta:float=0.2, salience=None, lam:float=1.0, seed:int=0, device='cpu',
+                       engine:str='auto', # `recur`'s engine for the summaries
+                      ) -> float:
+    "Max |simulate(delta) - per-subject `rescorla_wagner` loop| over every subject, trial and cue (strengths incl. final), and over their mean and sd across subjects."
+    res = simulate(design, beta=beta, salience=salience, lam=lam, subjects=subjects, seed=seed, device=device, per_subject=True, engine=engine)
     alpha = _saliences(salience, res.cues); worst = 0.0
     for g, r in res.runs.items():
-        tts = r['trial_types']
+        tts, refs = r['trial_types'], []
         for s in range(subjects):
             seq = [tts[int(i)] for i in r['order'][s]]
             cues = [[1 if c in t.cues else 0 for c in res.cues] for t in seq] + [[0] * len(res.cues)]   # + a blank trial: final strengths
             lams = [lam if t.outcome == '+' else 0.0 for t in seq] + [0.0]
-            ref = torch.tensor(rescorla_wagner(cues, lams, alpha, beta), dtype=torch.float64)
-            worst = max(worst, float((r['V'][s].cpu() - ref).abs().max()))
+            refs.append(torch.tensor(rescorla_wagner(cues, lams, alpha, beta), dtype=torch.float64))
+            worst = max(worst, float((r['V'][s].cpu() - refs[-1]).abs().max()))
+        R = torch.stack(refs)
+        worst = max(worst, float((r['mean'] - R.mean(0)).abs().max()), float((r['sd'] - (R.std(0) if subjects > 1 else 0 * R[0])).abs().max()))
     return worst
 
 # %% ../nbs/01_designs.ipynb #06556fbf
@@ -525,5 +518,7 @@ def _claim_designs_rw(full=False, device='cpu'):
     designs = [('exp: !8A+/8AB+/4B- | !6AC-/6C+ ; ctrl: !8D+/8AB+ | 5B- | !3AB+/3C-', {'A': 0.8, 'B': 0.5, 'C': 0.3}, 0.25),
                ('!10AB+/10A-/5C+ | !10BC+/10B- | 10ABC-', {'B': 0.4}, 0.3),
                ('g1: !20A(ctx)+/20(ctx)- ; g2: !10A(ctx)+/30(ctx)-', None, 0.45)]
-    worst = max(rw_reference_error(d, subjects=20 if full else 6, beta=b, salience=s, seed=7, device=device) for d, s, b in designs)
-    return Verdict(f'max |diff| = {worst:.1e} over {len(designs)} randomised designs', worst < 1e-12, {'max_err': worst})
+    engines = ('torch', 'numba') if device == 'cpu' and importlib.import_module('pavlovattn.kernels').available() else ('auto',)
+    worst = max(rw_reference_error(d, subjects=20 if full else 6, beta=b, salience=s, seed=7, device=device, engine=e)
+                for d, s, b in designs for e in engines)
+    return Verdict(f'max |diff| = {worst:.1e} over {len(designs)} randomised designs (engines: {", ".join(engines)})', worst < 1e-12, {'max_err': worst})

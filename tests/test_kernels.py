@@ -1,0 +1,114 @@
+"""The compiled kernels against the tensor loop and numpy: seeded shuffles, the index/summary form of `recur`, and
+`simulate` with either engine. Exhaustive over shapes and families; the pages keep one short example each."""
+import numpy as np
+import pytest
+import torch
+from pavlovattn import kernels
+from pavlovattn.core import recur, SCALAR_GATE_RULES, RULES, UnstableRateError
+from pavlovattn.designs import simulate
+
+needs_numba = pytest.mark.skipif(not kernels.available(), reason='numba is not installed')
+
+@needs_numba
+@pytest.mark.parametrize('L,S', [(1, 5), (2, 1), (7, 3), (200, 300), (33, 5000)])
+def test_shuffle_engines_identical(L, S):
+    base = np.arange(L, dtype=np.int16) % 3
+    keys = kernels.stream_keys(11, (2, 5), S)
+    a = kernels.shuffle_rows(base, keys, engine='numba'); b = kernels.shuffle_rows(base, keys, engine='numpy')
+    assert (a == b).all()
+    assert (np.sort(a, 1) == np.sort(base)).all()
+
+@needs_numba
+def test_shuffle_into_a_strided_slice():
+    out = np.zeros((400, 30), dtype=np.int16)
+    keys = kernels.stream_keys(0, (1,), 400)
+    kernels.shuffle_rows(np.arange(10, dtype=np.int16), keys, out=out[:, 10:20], engine='numba')
+    assert (out[:, :10] == 0).all() and (out[:, 20:] == 0).all()
+    assert (out[:, 10:20] == kernels.shuffle_rows(np.arange(10, dtype=np.int16), keys, engine='numpy')).all()
+
+def test_shuffle_is_uniform_over_positions():
+    rows = kernels.shuffle_rows(np.arange(5), kernels.stream_keys(4, (0,), 50_000))
+    freq = np.stack([(rows == i).mean(0) for i in range(5)])           # P(item i at position j) = 1/5
+    assert np.abs(freq - 0.2).max() < 5 * np.sqrt(0.2 * 0.8 / 50_000)
+
+def test_stream_keys_prefix_stable_and_distinct():
+    k = kernels.stream_keys(-3, (0, 1, 2), 1000)
+    assert (k[:10] == kernels.stream_keys(-3, (0, 1, 2), 10)).all()
+    assert len(set(k.tolist())) == 1000
+
+def _tables(seed, N=4, H=2, dk=5, dv=3, C=3):
+    g = torch.Generator().manual_seed(seed)
+    K = torch.nn.functional.normalize(torch.randn(N, H, dk, generator=g, dtype=torch.float64), dim=-1) * 1.2
+    V = torch.randn(N, H, dv, generator=g, dtype=torch.float64)
+    b = torch.rand(N, H, generator=g, dtype=torch.float64) * 0.9
+    P = torch.randn(C, dk, generator=g, dtype=torch.float64)
+    return K, V, b, P
+
+@needs_numba
+@pytest.mark.parametrize('rule', SCALAR_GATE_RULES)
+@pytest.mark.parametrize('B,T', [(1, 1), (1, 30), (7, 0), (64, 50), (501, 17)])
+def test_summary_engines_agree(rule, B, T):
+    K, V, b, P = _tables(B * 100 + T)
+    ix = torch.randint(0, K.shape[0], (B, T), generator=torch.Generator().manual_seed(T))
+    S0 = torch.randn(B, 2, 3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(B)) / 4
+    for probes, s0 in ((P, S0), (None, None)):
+        a, c = (recur(K, V, rule=rule, beta=b, gamma=0.9, S0=s0, probes=probes, index=ix, summary=True, engine=e)
+                for e in ('torch', 'numba'))
+        for x, y in zip(a, c):
+            if x is None: assert y is None; continue
+            torch.testing.assert_close(x, y, atol=1e-12, rtol=0)
+
+@needs_numba
+@pytest.mark.parametrize('dtype', [torch.int16, torch.int32, torch.int64])
+def test_summary_index_dtypes(dtype):
+    K, V, b, P = _tables(1)
+    ix = torch.randint(0, 4, (20, 15))
+    ref = recur(K, V, beta=b, probes=P, index=ix, summary=True, engine='torch')
+    got = recur(K, V, beta=b, probes=P, index=ix.to(dtype), summary=True, engine='numba')
+    torch.testing.assert_close(got.probe_mean, ref.probe_mean, atol=1e-12, rtol=0)
+
+def test_summary_of_identical_sequences_has_zero_sd():
+    K, V, b, P = _tables(2)
+    ix = torch.randint(0, 4, (1, 40)).expand(9, 40)
+    engines = ('torch', 'numba') if kernels.available() else ('torch',)
+    for e in engines:
+        assert recur(K, V, beta=b, probes=P, index=ix, summary=True, engine=e).probe_sd.max() == 0
+
+def test_index_form_refusals():
+    K, V, b, P = _tables(3)
+    ix = torch.randint(0, 4, (5, 6))
+    with pytest.raises(ValueError, match=r'index values must lie in 0\.\.3'): recur(K, V, index=ix - 1, summary=True)
+    with pytest.raises(ValueError, match='integer tensor'): recur(K, V, index=ix.double())
+    with pytest.raises(ValueError, match='needs index='): recur(K[None], V[None], summary=True)
+    with pytest.raises(ValueError, match="engine='numba' cannot run this: channel-gate is not one of"):
+        recur(K, V, rule='channel-gate', index=ix, summary=True, engine='numba')
+    with pytest.raises(ValueError, match='unknown engine'): recur(K, V, index=ix, engine='jax')
+    with pytest.raises(UnstableRateError, match='for index value 0, head 0'): recur(K * 3, V, beta=1.0, index=ix, summary=True)
+    with pytest.raises(ValueError, match='at least one sequence'): recur(K, V, index=ix[:0], summary=True)
+
+DESIGNS = ['a: !12A+/12AB-/4#B | !6AC-/6C+ | 3#C ; b: 8B+ | !4AB-/4(ctx)+/2#A(ctx)', '!30A+/30AX- | #X/#A',
+           'exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B']
+
+@needs_numba
+@pytest.mark.parametrize('rule', SCALAR_GATE_RULES)
+@pytest.mark.parametrize('design', DESIGNS)
+def test_simulate_engines_agree(rule, design):
+    kw = dict(rule=rule, beta=0.3, gamma=0.9, subjects=300, seed=5, keys='random', dk=7, overlap=0.2, salience={'A': 0.7})
+    a, c = simulate(design, engine='torch', **kw), simulate(design, engine='numba', **kw)
+    for g in a.runs:
+        for key in ('mean', 'sd', 'pred_sum'):
+            torch.testing.assert_close(a.runs[g][key], c.runs[g][key], atol=1e-12, rtol=0)
+        assert (a.runs[g]['order'] == c.runs[g]['order']).all()
+    assert a.to_json()['groups'].keys() == c.to_json()['groups'].keys()
+
+def test_subject_orders_do_not_depend_on_the_number_of_subjects():
+    d = 'g1: !10A+/10B- | !5AB+/5C- ; g2: !3A+/3B+'
+    small, big = simulate(d, subjects=7, seed=3), simulate(d, subjects=3000, seed=3)
+    for g in small.runs: assert (small.runs[g]['order'] == big.runs[g]['order'][:7]).all()
+
+@pytest.mark.parametrize('rule', RULES)
+def test_per_subject_strengths_match_the_summary(rule):
+    r = simulate(DESIGNS[0], rule=rule, beta=0.2, subjects=40, seed=1, per_subject=True)
+    for g, x in r.runs.items():
+        torch.testing.assert_close(x['mean'], x['V'].mean(0), atol=1e-12, rtol=0)
+        torch.testing.assert_close(x['sd'], x['V'].std(0), atol=1e-12, rtol=0)
