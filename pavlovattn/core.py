@@ -299,7 +299,7 @@ def _indexed(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, in
         raise ValueError(f"index must be an integer tensor [batch, time]; got {index.dtype} of shape {tuple(index.shape)}")
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
     if index.numel():
-        lo, hi = (int(x) for x in torch.aminmax(index))
+        lo, hi = (int(x) for x in (torch.aminmax(index) if index.device.type == 'cpu' else (index.min(), index.max())))
         if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
     v = v.to(k); gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
     b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if rule == 'channel-gate' else None)
