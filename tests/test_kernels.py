@@ -112,3 +112,12 @@ def test_per_subject_strengths_match_the_summary(rule):
     for g, x in r.runs.items():
         torch.testing.assert_close(x['mean'], x['V'].mean(0), atol=1e-12, rtol=0)
         torch.testing.assert_close(x['sd'], x['V'].std(0), atol=1e-12, rtol=0)
+
+@pytest.mark.parametrize('engine', ['torch', 'numba'])
+def test_summary_overflow_is_refused_not_propagated(engine):
+    if engine == 'numba' and not kernels.available(): pytest.skip('numba is not installed')
+    from pavlovattn.core import NonFiniteError
+    K = torch.full((2, 1, 3), 1e150, dtype=torch.float64); V = torch.full((2, 1, 1), 1e200, dtype=torch.float64)
+    ix = torch.randint(0, 2, (4, 30))
+    with pytest.raises(NonFiniteError, match='hebbian recurrence produced NaN or inf'):
+        recur(K, V, rule='hebbian', index=ix, probes=torch.eye(3, dtype=torch.float64), summary=True, engine=engine)
