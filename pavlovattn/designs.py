@@ -344,10 +344,6 @@ def simulate(design,                  # a design string or a parsed `Design`
     return Result(d, rule, params, cues, runs)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
-def _msd(x:torch.Tensor) -> tuple:
-    "Mean and sd over subjects (the first axis; Bessel-corrected; exactly 0 when every subject agrees)."
-    return batch_mean_sd(x.double())
-
 class Result:
     "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`table`, `probes`, `strengths`)."
     def __init__(self, design, rule, params, cues, runs):
@@ -386,7 +382,7 @@ class Result:
                 for tt in ph.trials:
                     if tt.probe:
                         per_subject = r['pred_sum'][:, i] / tt.count
-                        m, s = _msd(per_subject)
+                        m, s = batch_mean_sd(per_subject.double())       # over subjects; exactly 0 when all agree
                         rows.append(dict(phase=pi, cues=tt.cue_text, mean=float(m), sd=float(s), subjects=int(per_subject.shape[0])))
                     i += 1
             out[gname] = rows
