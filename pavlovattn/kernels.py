@@ -41,15 +41,21 @@ def stream_keys(seed:int,       # the user's seed (any integer)
     return mix64(z + np.arange(subjects, dtype=np.uint64) * GOLDEN)
 
 # %% ../nbs/00b_kernels.ipynb #5c4b01d1
+_M32, _REDRAW = np.uint64(0xFFFFFFFF), np.uint64(0xD1B54A32D192ED03)   # low 32 bits; the step between redraws
+
 def _shuffle_np(base, keys):
     "Inside-out Fisher-Yates on `len(keys)` rows, vectorised over rows (the reference: pure numpy)."
     base = np.asarray(base); S, L = len(keys), len(base)
     out = np.empty((S, L), dtype=base.dtype); rows = np.arange(S)
     if L: out[:, 0] = base[0]
-    inc = np.arange(L, dtype=np.uint64) * GOLDEN
+    inc = np.arange(L, dtype=np.uint64) * GOLDEN; z = np.zeros(S, dtype=np.uint64)
     for i in range(1, L):
-        z = mix64(keys + inc[i])
-        j = ((z >> np.uint64(11)).astype(np.float64) * 2.0**-53 * (i + 1)).astype(np.int64)
+        if i % 2: z = mix64(keys + inc[i]); x = z >> np.uint64(32)
+        else: x = z & _M32
+        m = x * np.uint64(i + 1); th = np.uint64((2**32 - (i + 1)) % (i + 1)); r = 0
+        while ((bad := (m & _M32) < th)).any():                 # Lemire's rejection: rare, and exact
+            r += 1; x = mix64(keys[bad] + inc[i] + np.uint64(r) * _REDRAW) >> np.uint64(32); m[bad] = x * np.uint64(i + 1)
+        j = (m >> np.uint64(32)).astype(np.int64)
         out[:, i] = out[rows, j]; out[rows, j] = base[i]
     return out
 
@@ -62,9 +68,17 @@ if numba is not None:
         L = base.shape[0]
         for s in range(s0, s1):
             if L: out[s, 0] = base[0]
+            z = np.uint64(0)
             for i in range(1, L):
-                z = _mix_nb(keys[s] + np.uint64(i) * GOLDEN)
-                j = int(float(np.int64(z >> np.uint64(11))) * 2.0**-53 * (i + 1))   # < 2**53: a signed conversion is exact, and fast
+                if i & 1: z = _mix_nb(keys[s] + np.uint64(i) * GOLDEN); x = z >> np.uint64(32)
+                else: x = z & _M32
+                m = x * np.uint64(i + 1)
+                if (m & _M32) < np.uint64(i + 1):           # only then can it be rejected: the threshold is below i + 1
+                    th = (np.uint64(2**32) - np.uint64(i + 1)) % np.uint64(i + 1); r = np.uint64(0)
+                    while (m & _M32) < th:
+                        r += np.uint64(1)
+                        m = (_mix_nb(keys[s] + np.uint64(i) * GOLDEN + r * _REDRAW) >> np.uint64(32)) * np.uint64(i + 1)
+                j = int(m >> np.uint64(32))
                 out[s, i] = out[s, j]; out[s, j] = base[i]
 
 _pool = None
@@ -113,40 +127,49 @@ if numba is not None:
         "Subjects b0..b1-1 in turn: add their probe read-outs to `s1`, `s2` (shifted by `R`), or write them into `R`."
         T = idx.shape[1]; N, dk = K.shape; M = Gm.shape[1]; C = M - N
         G, ref, a1, a2 = Gm.copy(), R.copy(), np.zeros_like(s1), np.zeros_like(s2)   # local copies: the compiler may assume no aliasing
-        r = np.empty(M); S = np.empty(dk); psl = np.empty(N); cnl = np.zeros(N, np.int64); ws = np.empty(N)
+        rf, a1f, a2f = ref.ravel(), a1.ravel(), a2.ravel()
+        r = np.empty(M); buf = np.empty(T * C); S = np.empty(dk); psl = np.empty(N); cnl = np.zeros(N, np.int64)
         for b in range(b0, b1):
             for m in range(M):
                 a = 0.0
                 for j in range(dk): a += S0[b, j] * Kall[m, j]
                 r[m] = a
             for j in range(dk): S[j] = S0[b, j]
-            for n in range(N): psl[n] = 0.0; cnl[n] = 0; ws[n] = 0.0
+            for n in range(N): psl[n] = 0.0; cnl[n] = 0
             if T > 0:
                 n = np.uint64(idx[b, 0]); p = r[n]; n2 = n; a = 0.0
-                for t in range(T):
-                    gt = g[n]
-                    w = bv[n] - bg[n] * p                  # beta (v - g p) for error correction (bg = beta g), beta v else (bg = 0)
-                    psl[n] += p; cnl[n] += 1
-                    if t + 1 < T:                          # the next trial's prediction, read before this write:
-                        n2 = np.uint64(idx[b, t + 1]); a = r[n2]   # it is g a + w G[n, n2], off the memory round trip
-                    if gated:
+                if gated:
+                    for t in range(T):
+                        gt = g[n]
+                        w = bv[n] - bg[n] * p              # beta (v - g p) for error correction (bg = beta g), beta v else (bg = 0)
+                        psl[n] += p; cnl[n] += 1
+                        if t + 1 < T:                      # the next trial's prediction, read before this write:
+                            n2 = np.uint64(idx[b, t + 1]); a = r[n2]   # it is g a + w G[n, n2], off the memory round trip
                         for m in range(M): r[m] = gt * r[m] + w * G[n, m]
                         for j in range(dk): S[j] = gt * S[j] + w * K[n, j]
-                    else:
+                        for c in range(C): buf[t * C + c] = r[N + c]
+                        p = gt * a + w * G[n, n2]; n = n2
+                else:                                      # the same with g = 1, and no state: it follows from psl and cnl
+                    for t in range(T):
+                        w = bv[n] - bg[n] * p
+                        psl[n] += p; cnl[n] += 1
+                        if t + 1 < T:
+                            n2 = np.uint64(idx[b, t + 1]); a = r[n2]
                         for m in range(M): r[m] += w * G[n, m]
-                        ws[n] += w                         # no gate: S_T = S_0 + sum_n (sum of w on type n) k_n
-                    if shifted:
-                        for c in range(C):
-                            x = r[N + c] - ref[t, c]; a1[t, c] += x; a2[t, c] += x * x
-                    else:
-                        for c in range(C): R[t, c] = r[N + c]
-                    p = gt * a + w * G[n, n2]; n = n2
-            if not gated:
-                for n in range(N):
-                    for j in range(dk): S[j] += ws[n] * K[n, j]
+                        for c in range(C): buf[t * C + c] = r[N + c]
+                        p = a + w * G[n, n2]; n = n2
+                    for n in range(N):                     # S_T = S_0 + sum_n W_n k_n, W_n = sum of w on type n = cnt bv - bg psl
+                        wn = cnl[n] * bv[n] - bg[n] * psl[n]
+                        for j in range(dk): S[j] += wn * K[n, j]
+            if shifted:                                    # one vectorised pass per subject
+                for i in range(T * C):
+                    x = buf[i] - rf[i]; a1f[i] += x; a2f[i] += x * x
+            else:
+                for i in range(T * C): rf[i] = buf[i]
             for n in range(N): ps[b, n] = psl[n]; cnt[b, n] = cnl[n]
             for j in range(dk): Sf[b, j] = S[j]
         if shifted: s1 += a1; s2 += a2
+        else: R[...] = ref
 
 def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the trial type of every step of every subject
                 K,              # `[N, dk]` float64: one key per trial type

@@ -26,6 +26,22 @@ def test_shuffle_into_a_strided_slice():
     assert (out[:, :10] == 0).all() and (out[:, 20:] == 0).all()
     assert (out[:, 10:20] == kernels.shuffle_rows(np.arange(10, dtype=np.int16), keys, engine='numpy')).all()
 
+def rejected_draws(key, L):
+    "How many of the L-1 draws of the stream `key` Lemire's method rejects at least once (computed apart from the kernels)."
+    i = np.arange(1, L, dtype=np.uint64)
+    z = kernels.mix64(np.uint64(key) + ((i - np.uint64(1)) | np.uint64(1)) * kernels.GOLDEN)   # an odd i and the even i after it share a hash
+    x = np.where(i % np.uint64(2) == 1, z >> np.uint64(32), z & np.uint64(0xFFFFFFFF))
+    s = i + np.uint64(1)
+    return int((((x * s) & np.uint64(0xFFFFFFFF)) < (np.uint64(2**32) % s)).sum())
+
+@needs_numba
+def test_shuffle_rejection_path_engines_identical():
+    L, keys = 70_000, kernels.stream_keys(5, (1,), 6)             # long rows: a rejected draw is likely (p ~ L^2 / 2^33 per row)
+    assert sum(rejected_draws(k, L) for k in keys.tolist()) > 0   # the redraw branch does run
+    base = np.arange(L, dtype=np.int32)
+    a = kernels.shuffle_rows(base, keys, engine='numba'); b = kernels.shuffle_rows(base, keys, engine='numpy')
+    assert (a == b).all() and (np.sort(a, 1) == base).all()
+
 def test_shuffle_is_uniform_over_positions():
     rows = kernels.shuffle_rows(np.arange(5), kernels.stream_keys(4, (0,), 50_000))
     freq = np.stack([(rows == i).mean(0) for i in range(5)])           # P(item i at position j) = 1/5
