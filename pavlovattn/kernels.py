@@ -54,7 +54,7 @@ def _shuffle_np(base, keys):
         else: x = z & _M32
         m = x * np.uint64(i + 1); th = np.uint64((2**32 - (i + 1)) % (i + 1)); r = 0
         while ((bad := (m & _M32) < th)).any():                 # Lemire's rejection: rare, and exact
-            r += 1; x = mix64(keys[bad] + inc[i] + np.uint64(r) * _REDRAW) >> np.uint64(32); m[bad] = x * np.uint64(i + 1)
+            r += 1; x = mix64(keys[bad] + inc[i] + np.array([r], np.uint64) * _REDRAW) >> np.uint64(32); m[bad] = x * np.uint64(i + 1)
         j = (m >> np.uint64(32)).astype(np.int64)
         out[:, i] = out[rows, j]; out[rows, j] = base[i]
     return out
