@@ -4,30 +4,63 @@
 
 # %% ../nbs/00a_registry.ipynb #5e8f1b1d
 from __future__ import annotations
-import importlib, json, pkgutil, time, traceback
+import importlib, json, pkgutil, textwrap, time, traceback
+from collections import Counter
 from typing import Callable, NamedTuple
 
 # %% auto #0
-__all__ = ['CLAIMS', 'COLUMNS', 'Verdict', 'Claim', 'claim', 'load_claims', 'run_claims', 'format_table']
+__all__ = ['PAPER_VERDICTS', 'CLAIMS', 'PAPER_RULES', 'COLUMNS', 'Verdict', 'Paper', 'Claim', 'claim', 'not_covered',
+           'load_claims', 'run_claims', 'summary_line', 'format_table']
 
 # %% ../nbs/00a_registry.ipynb #7af87e3d
 class Verdict(NamedTuple):
-    "What a claim's measurement found: a one-line summary, pass/fail, and the numbers behind it."
+    "What a claim's measurement found: a one-line summary, pass/fail of our check, and the numbers behind it."
     measured: str       # one line, shown in the table
-    passed: bool        # did the measurement meet the expectation?
-    data: dict|None = None  # numbers behind `measured` (JSON-serialisable)
+    passed: bool        # did the measurement meet our check (`expected`)?
+    data: dict|None = None  # numbers behind `measured` (JSON-serialisable); `ci` holds an interval estimate
+
+PAPER_VERDICTS = ('agrees', 'differs', 'no number', 'not covered')
+
+class Paper(NamedTuple):
+    "What the paper reports for a claim, and the rule by which our measurement agrees with it (declared before measuring)."
+    number: float|None = None  # the paper's number; None when it gives none
+    test: str = 'in ci'        # 'in ci': number inside `data[key]` (an interval) widened by `tol`; 'at most': `data[key]` <= number
+    key: str = 'ci'            # the key of `data` compared with the number
+    tol: float = 0.0           # tolerance, stated with the rule
+    covered: bool = True       # False: the experiment is not built (the row is `not covered`)
+
+    def rule(self) -> str:
+        "The rule, in words, as written in the row."
+        if not self.covered: return "not covered: the experiment is not built"
+        if self.number is None: return "no number: the paper states this without a number to compare with"
+        if self.test == 'in ci':
+            return (f"agrees iff the paper's {self.number:g} lies in our interval data['{self.key}']"
+                    + (f" widened by {self.tol:g} on each side" if self.tol else ''))
+        if self.test == 'at most': return f"agrees iff our data['{self.key}'] <= the paper's {self.number:g}"
+        raise ValueError(f"unknown paper test {self.test!r}; use 'in ci' or 'at most'")
+
+    def verdict(self, data:dict|None) -> str:
+        "`agrees`, `differs`, `no number` or `not covered` for a claim's `data`."
+        if not self.covered: return 'not covered'
+        if self.number is None: return 'no number'
+        if not data or self.key not in data: raise KeyError(f"the paper rule needs data['{self.key}'], which the claim did not return")
+        x = data[self.key]
+        if self.test == 'in ci': ok = x[0] - self.tol <= self.number <= x[1] + self.tol
+        else: ok = x <= self.number
+        return 'agrees' if ok else 'differs'
 
 class Claim(NamedTuple):
     "A registered claim."
-    id: str; claim: str; source: str; expected: str; fn: Callable; exact: bool; module: str
+    id: str; claim: str; source: str; expected: str; fn: Callable; exact: bool; module: str; paper: Paper = Paper()
 
 CLAIMS: dict = {}
 
 def claim(id:str,            # stable id, used by `--only`; never renamed
           claim:str,         # the claim, in words
           source:str,        # where it comes from (paper claim, theory-notes section, "ours")
-          expected:str,      # what counts as a pass
+          expected:str,      # our check's rule: what counts as a pass
           exact:bool=False,  # a theorem-type claim (closed form vs simulation): the tests run it with `--strict`
+          paper:Paper|None=None, # the paper's number and the agreement rule (default: `PAPER_RULES` or "no number")
          ):
     "Decorator registering `fn(full=False, device='cpu') -> Verdict` as a claim of `pavlovattn reproduce`."
     def deco(fn):
@@ -35,9 +68,32 @@ def claim(id:str,            # stable id, used by `--only`; never renamed
         same = old is None or old.fn.__name__ == fn.__name__ and '__main__' in (old.module, fn.__module__)
         if not same and (old.module, old.fn.__name__) != (fn.__module__, fn.__name__):   # a notebook may re-declare its own claims
             raise ValueError(f"claim id {id!r} is already registered by {old.module}.{old.fn.__name__}")
-        CLAIMS[id] = Claim(id, claim, source, expected, fn, exact, fn.__module__)
+        CLAIMS[id] = Claim(id, claim, source, expected, fn, exact, fn.__module__, paper or PAPER_RULES.get(id, Paper()))
         return fn
     return deco
+
+PAPER_RULES = {   # declared here for rows whose pages do not pass `paper=` themselves
+    'blocking-closed-form': Paper(1e-7, 'at most', key='max_err_float64'),   # paper C2: closed form vs simulation better than 1e-7
+}
+
+# %% ../nbs/00a_registry.ipynb #4e168b3f
+def not_covered(id:str,        # stable id
+                text:str,      # the claim, in words
+                source:str,    # where it comes from
+                why:str,       # what is missing
+               ) -> Claim:
+    "Register a claim of the paper that has no experiment yet: check `fail`, paper `not covered`."
+    def fn(full=False, device='cpu'): return Verdict(f'not built: {why}', False, {'not_covered': why})
+    fn.__name__ = '_not_covered_' + id.replace('-', '_'); fn.__module__ = __name__
+    claim(id, text, source, expected='a test exists and passes (none built yet)', paper=Paper(covered=False))(fn)
+    return CLAIMS[id]
+
+not_covered('trained-cue-competition', 'cue competition persists in trained models (error-correcting attention trained on generic '
+            'in-context association tasks shows blocking, contiguity attention does not)', source='paper C3 (trained-model half)',
+            why='no trained-model experiment in this project yet (the recurrence-level half is dissociation-*)')
+not_covered('trained-no-spontaneous-recovery', 'no spontaneous recovery in trained models (never-presented-cue controls, probes within '
+            'the trained range)', source='paper C6 (trained-model half)',
+            why='no trained-model experiment in this project yet (the recurrence-level theorem is no-spontaneous-recovery)')
 
 # %% ../nbs/00a_registry.ipynb #a185f15f
 def load_claims() -> dict:
@@ -52,9 +108,9 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
                device:str='cpu',   # where tensors live
                progress:bool=True, # a progress bar on stderr
               ) -> tuple:          # (rows, ok): ok is False when some claim could not run
-    "Run registered claims; each row has id, claim, source, expected, measured, verdict, seconds, data."
-    claims = CLAIMS if CLAIMS else load_claims()
-    ids = list(claims) if not only else list(only)
+    "Run registered claims; each row has id, claim, source, expected, measured, verdict (= check), check, paper, paper_rule, seconds, data."
+    claims = CLAIMS if only and set(only) <= set(CLAIMS) else load_claims()
+    ids = ([i for i in claims if claims[i].paper.covered] + [i for i in claims if not claims[i].paper.covered]) if not only else list(only)
     unknown = [i for i in ids if i not in claims]
     if unknown: raise KeyError(f"unknown claim id(s): {', '.join(unknown)}; run `pavlovattn reproduce --list` to see them")
     rows, ok = [], True
@@ -69,12 +125,16 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
         try:
             v = c.fn(full=full, device=device)
             if not isinstance(v, Verdict): raise TypeError(f'claim {i} returned {type(v).__name__}, not a Verdict')
-            row = dict(measured=v.measured, verdict='pass' if v.passed else 'fail', data=v.data)
+            data = dict(v.data or {})
+            if c.paper.number is not None: data['paper'] = c.paper.number
+            row = dict(measured=v.measured, verdict='pass' if v.passed else 'fail', paper=c.paper.verdict(data), data=data or v.data)
         except Exception as e:
             ok = False
-            row = dict(measured=f'could not run: {type(e).__name__}: {e}', verdict='fail',
+            row = dict(measured=f'could not run: {type(e).__name__}: {e}', verdict='fail', paper='not covered' if not c.paper.covered else
+                       ('no number' if c.paper.number is None else 'differs'),
                        data={'error': f'{type(e).__name__}: {e}', 'traceback': traceback.format_exc(limit=5)})
-        rows.append(dict(id=c.id, claim=c.claim, source=c.source, expected=c.expected, **{k: row[k] for k in ('measured', 'verdict')},
+        rows.append(dict(id=c.id, claim=c.claim, source=c.source, expected=c.expected, measured=row['measured'], verdict=row['verdict'],
+                         check=row['verdict'], paper=row['paper'], paper_rule=c.paper.rule(),
                          seconds=round(time.perf_counter() - t0, 3), data=_jsonable(row['data'])))
     return rows, ok
 
@@ -88,15 +148,33 @@ def _jsonable(x):
     return str(x)
 
 # %% ../nbs/00a_registry.ipynb #80c8986b
-COLUMNS = ('id', 'claim', 'source', 'expected', 'measured', 'verdict', 'seconds')
+COLUMNS = ('id', 'claim', 'source', 'expected', 'measured', 'check', 'paper', 'seconds')
 
-def format_table(rows:list, width:int=60) -> str:
-    "The reproduction table `id | claim | source | expected | measured | verdict | seconds` as aligned text."
-    cut = lambda s: (s if len(s) <= width else s[:width - 1] + '…')
-    cells = [[cut(str(r[c])) for c in COLUMNS] for r in rows]
-    w = [max([len(c)] + [len(x[i]) for x in cells]) for i, c in enumerate(COLUMNS)]
+def summary_line(rows:list) -> str:
+    "Both counts in one line: our checks (pass/fail), and the paper (agrees / differs / no number / not covered)."
+    c, p = Counter(r['check'] if 'check' in r else r['verdict'] for r in rows), Counter(r.get('paper', 'no number') for r in rows)
+    return (f"{len(rows)} claims: {c['pass']} checks pass, {c['fail']} fail; the paper: agrees on {p['agrees']}, "
+            f"differs on {p['differs']}, gives no number for {p['no number']}, not covered {p['not covered']}")
+
+def _cell(r, c):
+    if c == 'paper' and r.get('paper') in ('agrees', 'differs') and isinstance(r.get('data'), dict) and 'paper' in r['data']: return f"{r['paper']} (paper: {r['data']['paper']:g})"
+    return str(r.get(c, r.get('verdict') if c == 'check' else ''))
+
+def format_table(rows:list,         # rows of `run_claims`
+                 width:int=40,      # column width at which long cells wrap (ignored when `wide`)
+                 wide:bool=False,   # one line per row, nothing wrapped
+                ) -> str:
+    "The reproduction table `id | claim | source | expected | measured | check | paper | seconds`, nothing cut, and the summary line."
+    cells = [[_cell(r, c) for c in COLUMNS] for r in rows]
+    wrap = (lambda s, c: [s]) if wide else (lambda s, c: [s] if c in ('id', 'seconds') else (textwrap.wrap(s, width, break_on_hyphens=False) or ['']))
+    cells = [[wrap(s, c) for s, c in zip(x, COLUMNS)] for x in cells]
+    w = [max([len(c)] + [len(l) for x in cells for l in x[i]]) for i, c in enumerate(COLUMNS)]
     line = lambda xs: ' | '.join(x.ljust(w[i]) for i, x in enumerate(xs)).rstrip()
-    out = [line(COLUMNS), '-+-'.join('-' * n for n in w)] + [line(x) for x in cells]
-    n_pass = sum(r['verdict'] == 'pass' for r in rows)
-    out.append(f'{n_pass} of {len(rows)} claims pass')
+    sep = '-+-'.join('-' * n for n in w)
+    out = [line(COLUMNS), sep]
+    for x in cells:
+        h = max(len(c) for c in x)
+        out += [line([c[j] if j < len(c) else '' for c in x]) for j in range(h)]
+        if not wide: out.append(sep)
+    out.append(summary_line(rows))
     return '\n'.join(out)

@@ -1,4 +1,4 @@
-"""The `pavlovattn reproduce` contract: table, JSON rows, --only, --strict on the exact (theorem-type) claims, exit codes."""
+"""The `pavlovattn reproduce` contract: table (two verdicts, nothing cut), JSON rows, --only, --strict on the exact (theorem-type) claims, exit codes."""
 import json, subprocess, sys
 import pytest
 
@@ -13,11 +13,34 @@ def test_exact_claims_pass_strictly(tmp_path):
     rows = json.loads(out.read_text())
     assert {'core-deltanet-is-rescorla-wagner', 'core-acquisition-closed-forms'} <= {x['id'] for x in rows}
     for x in rows:
-        assert set(x) == {'id', 'claim', 'source', 'expected', 'measured', 'verdict', 'seconds', 'data'}
-        assert x['verdict'] in ('pass', 'fail')
+        assert set(x) == {'id', 'claim', 'source', 'expected', 'measured', 'verdict', 'check', 'paper', 'paper_rule', 'seconds', 'data'}
+        assert x['verdict'] in ('pass', 'fail') and x['check'] == x['verdict']
+        assert x['paper'] in ('agrees', 'differs', 'no number', 'not covered') and x['paper_rule']
         assert x['verdict'] == 'pass', x
     head = r.stdout.splitlines()[0]
-    assert [c.strip() for c in head.split('|')] == ['id', 'claim', 'source', 'expected', 'measured', 'verdict', 'seconds']
+    assert [c.strip() for c in head.split('|')] == ['id', 'claim', 'source', 'expected', 'measured', 'check', 'paper', 'seconds']
+    last = r.stdout.splitlines()[-2]                 # the summary line, then "report: PATH"
+    assert last.startswith(f'{len(rows)} claims: {len(rows)} checks pass, 0 fail; the paper: agrees on'), last
+
+def test_paper_numbers_and_not_covered_rows(tmp_path):
+    "Where the paper gives a number it is in data['paper'] beside our interval; the trained-model halves are rows, not covered."
+    out = tmp_path / 'r.json'
+    r = pv('reproduce', '--only', 'blocking-closed-form', 'trained-cue-competition', 'trained-no-spontaneous-recovery', '--quiet', '--json', str(out))
+    assert r.returncode == 0, r.stderr
+    rows = {x['id']: x for x in json.loads(out.read_text())}
+    assert rows['blocking-closed-form']['data']['paper'] == 1e-7 and rows['blocking-closed-form']['paper'] == 'agrees'
+    for i in ('trained-cue-competition', 'trained-no-spontaneous-recovery'):
+        assert (rows[i]['check'], rows[i]['paper']) == ('fail', 'not covered')
+    assert 'not covered 2' in r.stdout
+
+def test_table_cuts_nothing():
+    "Every word of every cell is in the table, wrapped (default) or on one line (--wide)."
+    for extra in ((), ('--wide',)):
+        r = pv('reproduce', '--only', 'trained-cue-competition', 'blocking-closed-form', '--quiet', *extra)
+        assert '…' not in r.stdout
+        assert 'no-spontaneous-recovery' not in r.stdout   # only the rows asked for
+        for w in ('(the', 'recurrence-level', 'half', 'dissociation-*)'): assert w in r.stdout, (extra, w)
+    assert len(r.stdout.splitlines()) == 2 + 2 + 1
 
 def test_only_runs_a_subset():
     r = pv('reproduce', '--only', 'core-acquisition-closed-forms', '--quiet')
@@ -27,6 +50,7 @@ def test_only_runs_a_subset():
 def test_list_names_every_claim():
     r = pv('reproduce', '--list')
     assert r.returncode == 0 and 'core-deltanet-is-rescorla-wagner' in r.stdout
+    assert 'trained-cue-competition' in r.stdout and 'trained-no-spontaneous-recovery' in r.stdout
 
 @pytest.mark.parametrize('args, msg', [
     (['reproduce', '--only', 'nope'], 'unknown claim id(s) nope'),
