@@ -108,30 +108,32 @@ def _reproduce_args(p):
     p.add_argument('--full', action='store_true', help='the large (GPU-sized) settings')
     p.add_argument('--device', default='cpu', help='torch device (cpu, cuda, ...)')
     p.add_argument('--json', metavar='PATH', help='also write the rows as a JSON list to PATH')
-    p.add_argument('--strict', action='store_true', help='exit 1 when any verdict is fail')
+    p.add_argument('--strict', action='store_true', help='exit 1 when any check fails')
     p.add_argument('--list', action='store_true', help='list claim ids (with --json PATH: as JSON) and exit')
     p.add_argument('--exact', action='store_true', help='only the exact, theorem-type claims')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--wide', action='store_true', help='one line per row in the table (default: long cells wrap; nothing is cut)')
 
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
 def _reproduce(a) -> int:
     claims = load_claims()
-    ids = a.only or [i for i, c in claims.items() if c.exact or not a.exact]
+    ids = a.only or sorted((i for i, c in claims.items() if c.exact or not a.exact), key=lambda i: not claims[i].paper.covered)  # not covered: last
     unknown = [i for i in ids if i not in claims]
     if unknown: raise UsageError(f"pavlovattn reproduce: unknown claim id(s) {', '.join(unknown)}; valid ids: {', '.join(claims)}")
     if a.list:
-        rows = [dict(id=i, claim=claims[i].claim, source=claims[i].source, expected=claims[i].expected, exact=claims[i].exact) for i in ids]
+        rows = [dict(id=i, claim=claims[i].claim, source=claims[i].source, expected=claims[i].expected, exact=claims[i].exact,
+                     paper_rule=claims[i].paper.rule()) for i in ids]
         if a.json: _write_json(a.json, rows)
         for r in rows: print(f"{r['id']}\t{'exact' if r['exact'] else '-'}\t{r['claim']}")
         return 0
     _check_device(a.device)
     rows, ok = run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
-    print(format_table(rows))
+    print(format_table(rows, wide=a.wide))
     if a.json: _write_json(a.json, rows); print(f'report: {a.json}')
     if not ok:
         print('some claims could not run: ' + ', '.join(r['id'] for r in rows if r['data'] and 'error' in r['data']), file=sys.stderr)
         return 1
-    if a.strict and any(r['verdict'] == 'fail' for r in rows): return 1
+    if a.strict and any(r['check'] == 'fail' for r in rows): return 1
     return 0
 
 def _write_json(path, rows):
