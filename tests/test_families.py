@@ -1,0 +1,88 @@
+"Every fixed-state family: chunked = sequential (float64 1e-10, float32 1e-5 relative RMS), gradients, fast forgetting, edge lengths."
+import math, pytest, torch
+from pavlovattn.families import FAMILIES, forward, chunked, sequential, check_params, family
+from pavlovattn.core import recur
+
+FIXED = [f for f in FAMILIES.values() if not f.exemplar]
+
+def inputs(fam, B=2, T=45, H=2, dk=6, dv=3, seed=0, dtype=torch.float64, gmin=0.05, rate=2.0):
+    gen = torch.Generator().manual_seed(seed)
+    k = torch.nn.functional.normalize(torch.randn(B, T, H, dk, generator=gen, dtype=torch.float64), dim=-1)
+    q, v = torch.randn(B, T, H, dk, generator=gen, dtype=torch.float64), torch.randn(B, T, H, dv, generator=gen, dtype=torch.float64)
+    if fam.extra_row == 'norm': k, q = k.abs(), q.abs()                      # normalised attention: non-negative features (a feature map)
+    b = (rate if fam.error_correcting else 1) * torch.rand(B, T, H, generator=gen, dtype=torch.float64)
+    if fam.error_correcting: b[:, ::7] = rate                                # the bound itself, on every 7th step
+    shape = (B, T, H, dk) if fam.gate == 'channel' else (B, T, H)
+    g = gmin + (1 - gmin) * torch.rand(*shape, generator=gen, dtype=torch.float64) if 'gamma' in fam.params else None
+    S0 = torch.randn(B, H, dv + (1 if fam.extra_row else 0), dk, generator=gen, dtype=torch.float64).abs()
+    kw = k * (1 - 0.5 * torch.rand(B, T, H, 1, generator=gen, dtype=torch.float64)) if fam.write_key else None
+    P = torch.randn(B, H, 3, dk, generator=gen, dtype=torch.float64)
+    cast = lambda x: None if x is None else x.to(dtype)
+    return [cast(x) for x in (q, k, v, b, g, S0, kw, P)]
+
+def rel_rms(x, ref): return float((x.double() - ref).pow(2).mean().sqrt() / ref.pow(2).mean().sqrt().clamp_min(1e-300))
+
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+@pytest.mark.parametrize('T,C', [(1, 64), (45, 8), (64, 16), (100, 64), (130, 32)])
+def test_chunked_equals_sequential_float64(fam, T, C):
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=T)
+    ref = forward(fam, q, k, v, b, g, S0, kw, P)
+    got = forward(fam, q, k, v, b, g, S0, kw, P, algorithm='chunked', chunk=C)
+    for name, x, y in zip(('pred', 'out', 'state', 'probes'), ref, got):
+        assert (x - y).abs().max() < 1e-10, (fam.name, name, float((x - y).abs().max()))
+
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_chunked_float32_relative_rms(fam):
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=200, rate=1.0)
+    ref = forward(fam, q, k, v, b, g, S0, kw, P)
+    got = forward(fam, *inputs(fam, T=200, rate=1.0, dtype=torch.float32)[:6], kw=inputs(fam, T=200, rate=1.0, dtype=torch.float32)[6],
+                  probes=inputs(fam, T=200, rate=1.0, dtype=torch.float32)[7], algorithm='chunked', chunk=32)
+    for name, x, y in zip(('pred', 'out', 'state', 'probes'), ref, got):
+        assert rel_rms(y, x) < 1e-5, (fam.name, name, rel_rms(y, x))
+
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_gradients_equal(fam):
+    xs = inputs(fam, T=37, B=1, H=1, dk=4, dv=2)
+    def grads(alg):
+        ys = [None if x is None else x.clone().requires_grad_() for x in xs]
+        q, k, v, b, g, S0, kw, P = ys
+        pred, out, S, pr = forward(fam, q, k, v, b, g, S0, kw, P, algorithm=alg, chunk=8)
+        (pred.sin().sum() + out.cos().sum() + S.pow(2).sum() + pr.sum()).backward()
+        return [None if y is None else y.grad for y in ys]
+    for a, c in zip(grads('sequential'), grads('chunked')):
+        if a is not None: assert (a - c).abs().max() < 1e-10
+
+@pytest.mark.parametrize('fam', [f for f in FIXED if 'gamma' in f.params], ids=lambda f: f.name)
+def test_fast_forgetting_finite_float32(fam):
+    "gamma = 0.05 on every step of a 64-step chunk: cumulative log-gate about -192, finite only in difference form."
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=128, gmin=0.05, dtype=torch.float32)
+    g = torch.full_like(g, 0.05)
+    got = forward(fam, q, k, v, b, g, S0, kw, P, algorithm='chunked', chunk=64)
+    ref = forward(fam, *[None if x is None else x.double() for x in (q, k, v, b, g, S0)], kw=None if kw is None else kw.double(), probes=P.double())
+    for x, y in zip(ref, got):
+        assert torch.isfinite(y).all() and rel_rms(y, x) < 1e-5
+
+def test_gate_zero_is_exact():
+    "gamma = 0 forgets everything: the chunked form floors the log-gate and still equals the loop."
+    fam = family('decay')
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=30)
+    g[:, 10] = 0.0
+    ref, got = forward(fam, q, k, v, b, g, S0), forward(fam, q, k, v, b, g, S0, algorithm='chunked', chunk=8)
+    for x, y in zip(ref, got):
+        if x is not None: assert (x - y).abs().max() < 1e-10
+
+def test_recur_algorithms_agree_and_refuse():
+    k = torch.nn.functional.normalize(torch.randn(1, 300, 1, 16, dtype=torch.float64), dim=-1); v = torch.randn(1, 300, 1, 2, dtype=torch.float64)
+    a = recur(k, v, beta=0.5, algorithm='sequential'); c = recur(k, v, beta=0.5, algorithm='chunked')
+    assert (a.out - c.out).abs().max() < 1e-10 and (a.state - c.state).abs().max() < 1e-10
+    with pytest.raises(ValueError, match="algorithm='kernel' cannot run this"): recur(k, v, algorithm='kernel')
+    with pytest.raises(ValueError, match='unknown algorithm'): recur(k, v, algorithm='fast')
+    with pytest.raises(ValueError, match='softmax runs'): recur(k, v, rule='softmax', algorithm='chunked')
+
+def test_parameters_a_family_lacks_are_refused():
+    k, v = torch.ones(1, 3, 1, 1, dtype=torch.float64), torch.ones(1, 3, 1, 1, dtype=torch.float64)
+    for rule in ('hebbian', 'delta', 'softmax'):
+        with pytest.raises(ValueError, match='has no gamma'): recur(k, v, rule=rule, beta=0.2, gamma=0.3)
+    assert torch.equal(recur(k, v, rule='delta', beta=0.2, gamma=1.0).pred, recur(k, v, rule='delta', beta=0.2).pred)
+    with pytest.raises(ValueError, match='has no tau'): recur(k, v, rule='delta', tau=2.0)
+    with pytest.raises(ValueError, match='no separate write keys'): recur(k, v, rule='delta', kw=k)
