@@ -14,7 +14,7 @@ __all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'criterion_line', 'random_pairs', 's
            'fit_exponent', 'sweep', 'theory_nstar', 'theory_slope']
 
 # %% ../nbs/07_capacity.ipynb #fd3aa0da
-from .registry import claim, Verdict
+from .registry import claim, Verdict, Paper
 
 # %% ../nbs/07_capacity.ipynb #a086ff07
 PROTOCOL = {
@@ -330,49 +330,56 @@ def _fit_data(fit, crit, full, paper):
     return {'slope': fit['slope'], 'ci': list(fit['ci']), 'd': fit['d'], 'n_star': fit['n_star'], 'crossing': fit['crossing'],
             'protocol': criterion_line(crit) + (' [full]' if full else ''), 'paper': PAPER[paper]}
 
+def _in(x, ci): return ci[0] <= x <= ci[1]
+
+def _slope_line(fit, s_fg, paper):
+    lo, hi = fit['ci']
+    return (f"slope {fit['slope']:.3f} [{lo:.3f}, {hi:.3f}]; theory on this grid {s_fg:.3f} ({'inside' if _in(s_fg, fit['ci']) else 'outside'}); "
+            f"paper {paper:g} ({'inside' if _in(paper, fit['ci']) else 'outside'})")
+
 @claim('capacity-worst-case', 'worst case: N* under the row-sum coherence criterion grows like sqrt(d_k); |r_i - v_i| <= R_i for every item',
        source='paper v1 (C7) reconstruction; theory §6.2',
-       expected='bound violated on no item (float64, tol 1e-12) and |slope - 0.5| <= 0.1 (protocol: unit keys, mean over draws of max_i R_i <= 0.5)')
+       expected="the slope's 95% CI contains the theory's finite-grid slope of 1 + delta/E|c| (mean item) on this grid "
+                "(protocol: unit keys, mean over draws of max_i R_i <= 0.5); the bound |r_i - v_i| <= R_i (triangle inequality) is reported, not judged",
+       paper=Paper(PAPER['worst']))
 def _claim_worst(full=False, device='cpu'):
     wc = worst_case_check(draws=256 if full else 64, device=device)
     _, fit = sweep('worst', full=full, device=device)
-    ok = wc['violations'] == 0 and abs(fit['slope'] - 0.5) <= 0.1
     s_fg = theory_slope('worst', fit['d'])
-    return Verdict(f"bound: {wc['violations']} violations in {wc['items']} items; slope {fit['slope']:.3f} "
-                   f"[{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}] vs 0.5 (mean-item theory on this grid {s_fg:.3f})", ok,
-                   {**_fit_data(fit, 'worst', full, 'worst'), **wc, 'theory_finite_grid': s_fg})
+    return Verdict(_slope_line(fit, s_fg, PAPER['worst']) + f"; bound (not judged): {wc['violations']} violations in {wc['items']} items",
+                   _in(s_fg, fit['ci']), {**_fit_data(fit, 'worst', full, 'worst'), **wc, 'theory_finite_grid': s_fg})
 
 @claim('capacity-average-case', 'average case: E|r - v|^2 = (N-1)/d_k; N* for mean relative MSE <= eps^2 follows 1 + eps^2 d_k',
        source='paper v1 (C7); theory §6.3 (derived here)',
-       expected='all |z| < 4 for E|r-v|^2 vs (N-1)/d (12 settings, 256 draws) and |N* - floor(1 + 0.3 d)| <= 1 at every d')
+       expected='all |z| < 4 for E|r-v|^2 vs (N-1)/d (12 settings, 256 draws) and |N* - floor(1 + 0.3 d)| <= 1 at every d',
+       paper=Paper(PAPER['average']))
 def _claim_average(full=False, device='cpu'):
     ce = [x for d in (16, 64, 256) for x in crosstalk_error(d, draws=1024 if full else 256, device=device)]
     _, fit = sweep('accurate', full=full, device=device)
     th = [math.floor(theory_nstar('accurate', d)) for d in fit['d']]
     zmax = max(abs(x['z']) for x in ce); dn = max(abs(a - b) for a, b in zip(fit['n_star'], th))
-    return Verdict(f"max |z| = {zmax:.2f}; N* {fit['n_star']} vs theory {th}", zmax < 4 and dn <= 1,
+    return Verdict(f"max |z| = {zmax:.2f}; N* {fit['n_star']} vs theory {th}; exponent {fit['slope']:.3f} [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}]",
+                   zmax < 4 and dn <= 1,
                    {**_fit_data(fit, 'accurate', full, 'average'), 'theory_n_star': th, 'max_abs_z': zmax,
                     'moments': [{k: x[k] for k in ('d', 'n', 'mean', 'ci', 'theory', 'z')} for x in ce]})
 
 @claim('capacity-exponent-accurate', 'accurate-retrieval capacity exponent of linear attention (paper: 1.22; theory: 1)',
        source='paper C4; theory §6.4-6.5 (protocol ours)',
-       expected='95% CI overlaps [s_fg, 1], s_fg = finite-grid slope of ln(1 + eps^2 d) (0.94 on the CPU grid); covering 1.22 reported, not required')
+       expected="the slope's 95% CI contains s_fg, the theory's finite-grid slope of ln(1 + eps^2 d) (0.94 on the CPU grid)",
+       paper=Paper(PAPER['accurate']))
 def _claim_exp_accurate(full=False, device='cpu'):
     _, fit = sweep('accurate', full=full, device=device)
     s_fg = theory_slope('accurate', fit['d'])
-    ok = fit['ci'][0] <= 1.0 and fit['ci'][1] >= s_fg
-    covers = fit['ci'][0] <= PAPER['accurate'] <= fit['ci'][1]
-    return Verdict(f"slope {fit['slope']:.3f} [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}] vs theory [{s_fg:.3f}, 1]; "
-                   f"paper's 1.22 {'inside' if covers else 'outside'} the CI", ok,
-                   {**_fit_data(fit, 'accurate', full, 'accurate'), 'theory_finite_grid': s_fg, 'covers_paper': covers})
+    return Verdict(_slope_line(fit, s_fg, PAPER['accurate']), _in(s_fg, fit['ci']),
+                   {**_fit_data(fit, 'accurate', full, 'accurate'), 'theory_finite_grid': s_fg, 'covers_paper': _in(PAPER['accurate'], fit['ci'])})
 
 @claim('capacity-exponent-identification', 'identification capacity exponent of linear attention (paper: 1.89; theory: near-quadratic, below 2)',
        source='paper C4; theory §6.4-6.5 (protocol ours)',
-       expected='slope in (1.5, 2.0] (theory d^2/(4 ln N*): finite-grid slope 1.67 on the CPU grid); comparison with 1.89 reported')
+       expected="the slope's 95% CI contains s_fg, the finite-grid slope of the leading-order theory d^2/(4 ln N*) (1.67 on the CPU grid)",
+       paper=Paper(PAPER['identification']))
 def _claim_exp_ident(full=False, device='cpu'):
     _, fit = sweep('identification', full=full, device=device)
     s_fg = theory_slope('identification', fit['d'])
-    covers = fit['ci'][0] <= PAPER['identification'] <= fit['ci'][1]
-    return Verdict(f"slope {fit['slope']:.3f} [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}]; theory d^2/(4 ln N) {s_fg:.3f}; "
-                   f"paper's 1.89 {'inside' if covers else 'outside'} the CI", 1.5 < fit['slope'] <= 2.0,
-                   {**_fit_data(fit, 'identification', full, 'identification'), 'theory_finite_grid': s_fg, 'covers_paper': covers})
+    return Verdict(_slope_line(fit, s_fg, PAPER['identification']), _in(s_fg, fit['ci']),
+                   {**_fit_data(fit, 'identification', full, 'identification'), 'theory_finite_grid': s_fg,
+                    'covers_paper': _in(PAPER['identification'], fit['ci'])})
