@@ -17,12 +17,35 @@ def test_edges_match_simulation(rule, other):
         cf = acq_ext_curve(rule, 7, 9, lam=0.6, k2=k2, beta=b, gamma=gm, other=other)
         assert (sim[i] - cf).abs().max() < 1e-12, (rule, other, EDGES[i])
 
-@pytest.mark.parametrize('rule', [r for r in RULES if r != 'softmax'])
-def test_extinction_is_acquisition_with_zero_us(rule):
-    from pavlovattn.core import acquisition_curve
-    n = torch.arange(12)
-    assert torch.equal(extinction_curve(rule, n, x_acq=0.7, beta=0.4, gamma=0.8),
-                       acquisition_curve(rule, n, lam=0.0, x0=0.7, beta=0.4, gamma=0.8))
+_UPDATE = {   # each family's matrix update on one trial (key k as a column, value v, d_v = 1), written out independently of core
+    'hebbian': lambda S, k, v, b, g, I: S + b * v * k.T,
+    'decay': lambda S, k, v, b, g, I: g * S + b * v * k.T,
+    'delta': lambda S, k, v, b, g, I: S + b * (v - S @ k) @ k.T,
+    'gated-delta': lambda S, k, v, b, g, I: g * S @ (I - b * k @ k.T) + b * v * k.T,
+    'channel-gate': lambda S, k, v, b, g, I: S @ (g * I) @ (I - b * k @ k.T) + b * v * k.T,   # the same gate on both channels
+}
+
+def _sequential(rule, n_acq, n_ext, lam, k2, beta, gamma, other=False):
+    "A plain per-trial loop of the family's update on a 2-channel state: A's read-out before trial 1 and after every trial."
+    kA = torch.tensor([[math.sqrt(k2)], [0.0]], dtype=torch.float64); kB = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+    S = torch.zeros(1, 2, dtype=torch.float64); I = torch.eye(2, dtype=torch.float64); out = [0.0]
+    for t in range(n_acq + n_ext):
+        k = kB if (other and t >= n_acq) else kA
+        v = lam if t < n_acq else 0.0                                  # lambda = 0 on every non-reinforced trial
+        S = _UPDATE[rule](S, k, v, beta, gamma, I)
+        out.append(float(S @ kA))
+    return torch.tensor(out, dtype=torch.float64)
+
+@pytest.mark.parametrize('rule', [r for r in RULES if r in _UPDATE])
+@pytest.mark.parametrize('other', [False, True])
+def test_extinction_against_sequential_recurrence(rule, other):
+    "Extinction (A- trials, or B- trials of an orthogonal cue) against the sequential recurrence with lambda = 0, not against its own formula."
+    for beta, gamma, k2 in ((0.4, 0.8, 0.7), (0.9, 0.95, 1.5), (0.2, 1.0, 1.0)):
+        seq = _sequential(rule, 6, 12, 0.6, k2, beta, gamma, other)
+        x_acq = float(seq[6])
+        cf = extinction_curve(rule, torch.arange(13), x_acq=x_acq, k2=k2, beta=beta, gamma=gamma, other=other)
+        assert (seq[6:] - cf).abs().max() < 1e-12, (rule, other, beta, gamma, k2)
+        assert (seq - acq_ext_curve(rule, 6, 12, lam=0.6, k2=k2, beta=beta, gamma=gamma, other=other)).abs().max() < 1e-12
 
 def test_softmax_dilution_limit():
     "With a large write weight the read-out is the fraction of reinforced stored trials."
