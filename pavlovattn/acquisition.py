@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import torch
-from .core import RULES, DEFAULT_GAMMA, recur, acquisition_curve
+from .core import RULES, DEFAULT_GAMMA, FAMILIES, recur, acquisition_curve
 from .designs import simulate
 
 # %% auto #0
@@ -38,9 +38,9 @@ def extinction_curve(rule:str,        # one of `RULES`
         return lam * A / (A + n * beta * (1.0 if other else math.exp(k2 / tau)) + 1)
     if x_acq is None:
         if n_acq is None: raise ValueError("give x_acq (the end-of-acquisition read-out) or n_acq")
-        x_acq = acquisition_curve(rule, n_acq, lam=lam, k2=k2, beta=beta, gamma=gamma)
-    if other: return (1.0 if rule in ('hebbian', 'delta') else gamma)**n * x_acq
-    return acquisition_curve(rule, n, lam=0.0, k2=k2, beta=beta, gamma=gamma, x0=x_acq)
+        x_acq = acquisition_curve(rule, n_acq, lam=lam, k2=k2, beta=beta, **FAMILIES[rule].kwargs(gamma=gamma))
+    if other: return (gamma if 'gamma' in FAMILIES[rule].params else 1.0)**n * x_acq
+    return acquisition_curve(rule, n, lam=0.0, k2=k2, beta=beta, x0=x_acq, **FAMILIES[rule].kwargs(gamma=gamma))
 
 # %% ../nbs/02_acquisition_extinction.ipynb #c9616f7c
 def acq_ext_curve(rule:str,          # one of `RULES`
@@ -54,7 +54,7 @@ def acq_ext_curve(rule:str,          # one of `RULES`
                   other:bool=False,  # extinction trials are of an orthogonal cue B
                  ) -> torch.Tensor:  # `[n_acq + n_ext + 1]` float64: x_0 = 0, ..., x_{n_acq+n_ext}
     "Closed-form read-out of A after each trial of `n_acq A+ | n_ext A-` (or `B-`), starting from an empty memory."
-    acq = acquisition_curve(rule, torch.arange(n_acq + 1), lam=lam, k2=k2, beta=beta, gamma=gamma, tau=tau)
+    acq = acquisition_curve(rule, torch.arange(n_acq + 1), lam=lam, k2=k2, beta=beta, tau=tau, **FAMILIES[rule].kwargs(gamma=gamma))
     ext = extinction_curve(rule, torch.arange(1, n_ext + 1), x_acq=None if rule == 'softmax' else float(acq[-1]),
                            n_acq=n_acq, lam=lam, k2=k2, beta=beta, gamma=gamma, tau=tau, other=other)
     return torch.cat([acq, ext])
@@ -95,8 +95,8 @@ def simulate_acq_ext(rule:str,             # one of `RULES`
     else: k[:, n_acq:, 0, 0] = col(k2).sqrt()[:, None]
     v = torch.zeros(B, T, 1, 1, **kw); v[:, :n_acq] = lam
     q = k[:, :1].expand(B, T, 1, 2)                              # A's key on every step
-    g = None if gamma is None else col(gamma)[:, None, None]
-    if g is not None and rule == 'channel-gate': g = g[..., None]
+    g = None if gamma is None or 'gamma' not in FAMILIES[rule].params else col(gamma)[:, None, None]   # one grid for every family
+    if g is not None and FAMILIES[rule].gate == 'channel': g = g[..., None]
     out = recur(k, v, q, rule=rule, beta=col(beta)[:, None, None], gamma=g, tau=tau).out[:, :, 0, 0]
     return torch.cat([torch.zeros(B, 1, **kw), out], 1)
 
@@ -114,7 +114,7 @@ def _design_errors(rule, g, device):
     "Max |simulate(DESIGN) - closed form| per group over the settings `g`."
     err = {'ext': 0.0, 'other': 0.0}
     for b, gm, k2 in g.tolist():
-        r = simulate(DESIGN, rule=rule, beta=b, gamma=gm, salience={'A': k2}, device=device)
+        r = simulate(DESIGN, rule=rule, beta=b, salience={'A': k2}, device=device, **FAMILIES[rule].kwargs(gamma=gm))
         for grp in err:
             cf = acq_ext_curve(rule, 20, 20, beta=b, gamma=gm, k2=k2, other=grp == 'other')
             err[grp] = max(err[grp], float((design_curve(r, grp) - cf).abs().max()))
@@ -154,7 +154,7 @@ def _claim_dissociation(full=False, device='cpu'):
     d = dict(hebbian_ext_change=0.0, decay_ext_vs_other=0.0, delta_other_change=0.0, delta_ext_min_drop=float('inf'))
     for b, gm, k2 in g.tolist():
         c = {rule: (lambda r: (design_curve(r, 'ext'), design_curve(r, 'other')))(
-                 simulate(DESIGN, rule=rule, beta=b, gamma=gm, salience={'A': k2}, device=device)) for rule in ('hebbian', 'decay', 'delta')}
+                 simulate(DESIGN, rule=rule, beta=b, salience={'A': k2}, device=device, **FAMILIES[rule].kwargs(gamma=gm))) for rule in ('hebbian', 'decay', 'delta')}
         d['hebbian_ext_change'] = max(d['hebbian_ext_change'], float((c['hebbian'][0][n:] - c['hebbian'][0][n]).abs().max()))
         d['decay_ext_vs_other'] = max(d['decay_ext_vs_other'], float((c['decay'][0] - c['decay'][1]).abs().max()))
         d['delta_other_change'] = max(d['delta_other_change'], float((c['delta'][1][n:] - c['delta'][1][n]).abs().max()))

@@ -8,12 +8,12 @@ import math
 from typing import NamedTuple
 import torch
 import pandas as pd
-from .core import RULES, Trace, recur, per_step, UnstableRateError, NonFiniteError
+from .core import RULES, FAMILIES, family, Trace, recur, per_step, UnstableRateError, NonFiniteError
 from .designs import parse_design, simulate
 
 # %% auto #0
 __all__ = ['PARAMS', 'SINK', 'TOL', 'PHENOMENA', 'direction', 'design_blocks', 'blocked_closed_form', 'probe_means', 'Phenomenon',
-           'effects', 'expected_absent', 'vhw_keys', 'vhw_recur', 'vhw_simulate', 'vhw_closed_form', 'verdict_table']
+           'effects', 'expected_absent', 'vhw_keys', 'vhw_simulate', 'vhw_closed_form', 'verdict_table']
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #082068fc
 from .registry import claim, Verdict
@@ -54,24 +54,24 @@ def blocked_closed_form(design,              # design string (blocked) or its `d
                         sink:float=SINK,     # softmax sink weight
                        ) -> dict:            # {group: [probe read-out, ...]}
     "Closed-form probe read-outs of a blocked design with one-hot keys, for any family (theory §3.1, §5; derived here)."
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
+    fam = family(rule)
     groups = design if isinstance(design, dict) else design_blocks(design)
     cues = sorted({c for bl in groups.values() for _, cs, _ in bl for c in cs})
-    g = 1.0 if rule in ('hebbian', 'delta') else gamma
+    g = gamma if 'gamma' in fam.params else 1.0
     res = {}
     for name, blocks in groups.items():
         w = dict.fromkeys(cues, 0.0); mem = []; probes = []
         for n, cs, l in blocks:
             if l is None:                                                     # a probe reads, writes nothing
-                if rule == 'softmax':
+                if fam.exemplar:
                     sim = [(m, math.exp(len(set(cs) & set(p)) / tau) * beta * m, ll) for m, p, ll in mem]
                     probes.append(sum(s * ll for _, s, ll in sim) / (sink + sum(s for _, s, _ in sim)))
                 else: probes.append(sum(w[c] for c in cs))
                 continue
             l = l * lam
-            if rule == 'softmax': mem.append((n, cs, l)); continue
+            if fam.exemplar: mem.append((n, cs, l)); continue
             geo = lambda a: n if a == 1 else (1 - a**n) / (1 - a)
-            if rule in ('hebbian', 'decay'):
+            if not fam.error_correcting:
                 for c in w: w[c] = g**n * w[c] + (beta * l * geo(g) if c in cs else 0.0)
             else:
                 s = len(cs); a = g * (1 - beta * s); x0 = sum(w[c] for c in cs)
@@ -91,7 +91,7 @@ def probe_means(design,                # design string
                 device='cpu',          # simulation device
                ) -> dict:              # {group: [probe mean, ...]}
     "Simulated probe read-outs of `design` under `rule` (via `designs.simulate`)."
-    r = simulate(design, rule=rule, beta=beta, gamma=gamma, lam=lam, tau=tau, dtype=dtype, device=device)
+    r = simulate(design, rule=rule, beta=beta, lam=lam, dtype=dtype, device=device, **FAMILIES[rule].kwargs(gamma=gamma, tau=tau))
     return {g: [p['mean'] for p in ps] for g, ps in r.probes.items()}
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #7ce243fa
@@ -175,37 +175,6 @@ def vhw_keys(x,                   # `[..., T, n_cues]` 0/1 cue indicators per tr
     x = torch.as_tensor(x).to(cue_keys)
     return x @ cue_keys, (x - omega * expected_absent(x).to(cue_keys)) @ cue_keys
 
-def vhw_recur(k_read:torch.Tensor,    # read keys `[B,T,H,dk]` (the prediction `S k_read`)
-              k_write:torch.Tensor,   # write keys `[B,T,H,dk]`
-              v:torch.Tensor,         # values `[B,T,H,dv]`
-              q:torch.Tensor|None=None, # queries `[B,T,H,dk]`; default: the read keys
-              beta=1.0,               # write rate per step, broadcast to `[B,T,H]` (0 on probes)
-              S0=None,                # initial state `[B,H,dv,dk]`; default zeros
-              check:bool=True,        # refuse unstable writes and non-finite results
-             ) -> Trace:
-    "Delta rule with separate read and write keys, `S <- S + beta (v - S k_read) k_write^T` (Van Hamme–Wasserman as attention)."
-    if k_read.dim() != 4 or k_read.shape != k_write.shape or v.shape[:3] != k_read.shape[:3]:
-        raise ValueError(f"k_read, k_write [B,T,H,dk] and v [B,T,H,dv] must match; got {tuple(k_read.shape)}, {tuple(k_write.shape)}, {tuple(v.shape)}")
-    q = k_read if q is None else q
-    B, T, H, dk = k_read.shape; dv = v.shape[-1]
-    b = per_step(beta, k_read, 'beta')
-    if check:                                       # the write's one non-unit eigenvalue is 1 - beta k_write.k_read
-        r = b * (k_read * k_write).sum(-1); bad = (r < -1e-9) | (r > 2 + 1e-9)
-        if bad.any():
-            i = tuple(int(j) for j in bad.nonzero()[0])
-            raise UnstableRateError(f"unstable write: beta*k_write.k_read = {float(r[i]):.6g} at batch {i[0]}, step {i[1]}, "
-                                    f"head {i[2]}; stable writes need 0 <= beta*k_write.k_read <= 2")
-    S = torch.zeros(B, H, dv, dk, dtype=k_read.dtype, device=k_read.device) if S0 is None else S0.to(k_read)
-    preds, outs = [], []
-    for t in range(T):
-        p = torch.einsum('bhvk,bhk->bhv', S, k_read[:, t]); preds.append(p)
-        S = S + (b[:, t, :, None] * (v[:, t] - p))[..., None] * k_write[:, t, :, None, :]
-        outs.append(torch.einsum('bhvk,bhk->bhv', S, q[:, t]))
-    res = Trace(torch.stack(preds, 1), torch.stack(outs, 1), S)
-    if check and not (torch.isfinite(res.pred).all() and torch.isfinite(res.out).all()):
-        raise NonFiniteError("the read/write delta recurrence produced NaN or inf: lower beta or the key norms")
-    return res
-
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #54567782
 def vhw_simulate(design,              # blocked design string
                  beta:float=0.2,      # write rate
@@ -224,7 +193,7 @@ def vhw_simulate(design,              # blocked design string
         kr, kw = vhw_keys(x, keys, omega)
         v = torch.tensor([0.0 if l is None else l * lam for _, l in trials], dtype=dtype, device=device)
         b = torch.tensor([0.0 if l is None else beta for _, l in trials], dtype=dtype, device=device)
-        tr = vhw_recur(kr[None, :, None], kw[None, :, None], v[None, :, None, None], beta=b[None, :, None])
+        tr = recur(kr[None, :, None], v[None, :, None, None], rule='vhw', kw=kw[None, :, None], beta=b[None, :, None], algorithm='sequential')
         out[name] = [float(tr.pred[0, t, 0, 0]) for t, (_, l) in enumerate(trials) if l is None]
     return out
 

@@ -8,7 +8,7 @@ import math
 from typing import NamedTuple
 import torch
 import pandas as pd
-from .core import recur, RULES, DELTA_RULES, DEFAULT_GAMMA
+from .core import recur, RULES, FAMILIES, family
 
 # %% auto #0
 __all__ = ['GRID_KEYINGS', 'GRID_RATES', 'blocking_general', 'simulate_blocking', 'Blocking', 'blocking_onehot',
@@ -26,9 +26,9 @@ def _geo(r, n):
 
 def _rule_gamma(rule, gamma):
     "The decay a rule applies on a write: none for hebbian/delta, `recur`'s default otherwise."
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
-    if rule in ('hebbian', 'delta', 'softmax'): return 1.0
-    return DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
+    fam = family(rule)
+    if 'gamma' not in fam.params: return 1.0
+    return fam.default_gamma if gamma is None else gamma
 
 def blocking_general(a,                 # phase-1 key `[..., dk]` (A's key; C's key for the control group)
                      b,                 # test key `[..., dk]` (B's key; pass `a` to get V_A)
@@ -94,7 +94,7 @@ def simulate_blocking(rule:str,            # one of `RULES`
     w = (p1 | p2).double()
     bt = (bet[:, None] * w)[..., None]
     gt = torch.where(p1 | p2, g[:, None], torch.ones(1, dtype=torch.float64))[..., None]
-    if rule == 'channel-gate': gt = gt[..., None].expand(N, T, 1, dk)
+    if FAMILIES[rule].gate == 'channel': gt = gt[..., None].expand(N, T, 1, dk)
     to = lambda x: x.to(dtype=dtype, device=device)
     tr = recur(to(k[:, :, None]), to((lam * w)[..., None, None]), rule=rule, beta=to(bt), gamma=to(gt), tau=tau, sink=sink)
     return tr.pred[:, -1, 0, 0]
@@ -287,7 +287,7 @@ def _blocking_grid(rules, dtype, full, device):
     bb_, gg_ = torch.tensor(df0.beta.values), torch.tensor(df0.gamma.values)
     out = []
     for rule in rules:
-        keep = torch.ones(len(df0), dtype=torch.bool) if rule in ('decay', 'gated-delta', 'channel-gate') else \
+        keep = torch.ones(len(df0), dtype=torch.bool) if 'gamma' in FAMILIES[rule].params else \
             torch.tensor((df0.gamma == gammas[0]).values)                       # gamma plays no part: one copy
         df = df0[keep.numpy()].reset_index(drop=True); df.insert(0, 'rule', rule)
         first, probe, comp, n1, n2, bb, gg = (x[keep] for x in (first_, probe_, comp_, n1_, n2_, bb_, gg_))
@@ -331,7 +331,7 @@ def _ratio_grid(rule, device='cpu', full=False, gamma=0.9):
     Bt, N1, se, sc = [], [], [], []
     for b in bs:
         for n1 in n1s:
-            p = simulate(blocking_design(n1, 10), rule=rule, beta=b, gamma=gamma, device=device).probes
+            p = simulate(blocking_design(n1, 10), rule=rule, beta=b, device=device, **FAMILIES[rule].kwargs(gamma=gamma)).probes
             Bt.append(b); N1.append(n1); se.append(p['exp'][0]['mean']); sc.append(p['ctrl'][0]['mean'])
     return tuple(torch.tensor(x, dtype=torch.float64) for x in (Bt, N1, se, sc))
 

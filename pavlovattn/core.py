@@ -10,15 +10,16 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RULES', 'DELTA_RULES', 'DEFAULT_GAMMA', 'SCALAR_GATE_RULES', 'ENGINES', 'UnstableRateError', 'NonFiniteError',
-           'ExemplarMemory', 'Trace', 'per_step', 'check_delta_rate', 'recur', 'rescorla_wagner', 'acquisition_curve',
-           'one_key_trials', 'Summary', 'batch_mean_sd']
+__all__ = ['RULES', 'DELTA_RULES', 'DEFAULT_GAMMA', 'ENGINES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError',
+           'ExemplarMemory', 'Trace', 'per_step', 'check_delta_rate', 'choose_algorithm', 'recur', 'rescorla_wagner',
+           'acquisition_curve', 'one_key_trials', 'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
-RULES = ('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax')
-DELTA_RULES = ('delta', 'gated-delta', 'channel-gate')
-DEFAULT_GAMMA = {'decay': 0.9}
-SCALAR_GATE_RULES = ('hebbian', 'decay', 'delta', 'gated-delta')   # one gate per step: the compiled engine's families
+from .families import FAMILIES, Family, family, check_params, forward, ALGORITHMS
+
+RULES = tuple(n for n, f in FAMILIES.items() if f.pages)                  # the families every phenomenon page takes through
+DELTA_RULES = tuple(n for n in RULES if FAMILIES[n].error_correcting)    # kept for old callers: read `FAMILIES[rule].error_correcting`
+DEFAULT_GAMMA = {n: f.default_gamma for n, f in FAMILIES.items() if f.default_gamma is not None}
 ENGINES = ('auto', 'torch', 'numba')
 
 class UnstableRateError(ValueError):
@@ -37,7 +38,7 @@ class Trace(NamedTuple):
     "Result of `recur`: read-before-write predictions, post-write outputs, final state (and probe read-outs)."
     pred: torch.Tensor   # [B,T,H,dv]: S_{t-1} k_t, the response on trial t (Rescorla-Wagner's prediction)
     out: torch.Tensor    # [B,T,H,dv]: S_t q_t, what an attention layer outputs
-    state: object        # [B,H,dv,dk] tensor, or an ExemplarMemory for `softmax`
+    state: object        # [B,H,dv,dk] tensor ([B,H,dv+1,dk] for families with an extra row), or an ExemplarMemory for `softmax`
     probes: torch.Tensor|None = None  # [B,T,H,C,dv]: S_t p_c, fixed probe keys read after every step (when asked for)
 
 # %% ../nbs/00_core.ipynb #6b1c2362
@@ -67,15 +68,17 @@ def per_step(x, like:torch.Tensor, name:str, channels:int|None=None) -> torch.Te
 def check_delta_rate(k:torch.Tensor, # keys `[B,T,H,dk]`
                      beta,            # write rate(s), broadcast to `[B,T,H]`
                      bound:float=2.0, # largest stable `beta*|k|^2`
+                     kw=None,         # write keys `[B,T,H,dk]` (the bound is then on `beta * kw.k`); default: the keys
                     ) -> float:       # the largest `beta*|k|^2` found
-    "Refuse a delta write whose `beta*|k|^2` leaves [0, `bound`]; return the largest value seen."
-    r = per_step(beta, k, 'beta') * (k * k).sum(-1)
+    "Refuse a delta write whose `beta*|k|^2` (`beta*kw.k` with separate write keys) leaves [0, `bound`]; return the largest value seen."
+    r = per_step(beta, k, 'beta') * (k * (k if kw is None else kw)).sum(-1)
     eps = 1e-9 * bound
     bad = (r > bound + eps) | (r < -eps)
     if bad.any():
         b, t, h = (int(i) for i in bad.nonzero()[0])
-        raise UnstableRateError(f"unstable delta write: beta*|k|^2 = {float(r[b, t, h]):.6g} at batch {b}, step {t}, "
-                                f"head {h}; stable writes need 0 <= beta*|k|^2 <= {bound:g}")
+        what = 'beta*|k|^2' if kw is None else 'beta*kw.k'
+        raise UnstableRateError(f"unstable delta write: {what} = {float(r[b, t, h]):.6g} at batch {b}, step {t}, "
+                                f"head {h}; stable writes need 0 <= {what} <= {bound:g}")
     return float(r.max()) if r.numel() else 0.0
 
 # %% ../nbs/00_core.ipynb #454ac707
@@ -87,6 +90,9 @@ def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
         K = torch.cat([S0.keys, k], 1); Vv = torch.cat([S0.values, v], 1); W = torch.cat([S0.weights, beta], 1)
     else: K, Vv, W = k, v, beta
     n0 = K.shape[1] - T
+    if T == 0:                                                         # no steps: empty reads, the memory as it was
+        z = v.new_zeros(B, 0, H, v.shape[-1])
+        return Trace(z if reads else None, z if reads else None, ExemplarMemory(K, Vv, W))
     step = max(1, 2**24 // max(1, B * H * K.shape[1]))                 # query times per block: bounded memory for long runs
     def read(qq, strict, a, e):
         sc = torch.einsum('bthd,bshd->bhts', qq[:, a:e], K) / tau       # [B,H,e-a,N]
@@ -113,91 +119,96 @@ def _softmax_probes(mem, P, T, tau, sink):
     den = sink * torch.exp(-m) + torch.cumsum(e, 1)
     return (num / den[..., None])[:, -T:] if T else num[:, :0]
 
+def _tensor(x, name, like=None):
+    "`x` as a floating-point tensor (array-likes converted); integer, bool and complex inputs refused with what is expected."
+    if x is None: return None
+    if not torch.is_tensor(x):
+        try: x = torch.as_tensor(np.asarray(x))
+        except (TypeError, ValueError) as e: raise TypeError(f"{name} must be a tensor or an array of real numbers; got {type(x).__name__}") from None
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must hold floating-point numbers (e.g. torch.float64); got {x.dtype}: convert it with .double() or .float()")
+    return x if like is None else x.to(like)
+
+def choose_algorithm(fam:Family,   # the family
+                     T:int,        # sequence length
+                     dk:int,       # key dimension
+                     grad:bool,    # whether a gradient is needed
+                    ) -> str:      # 'sequential' or 'chunked'
+    "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop."
+    if fam.exemplar or 'chunked' not in fam.algorithms: return 'sequential'
+    return 'chunked' if T >= 128 and (dk >= 16 or grad) else 'sequential'
+
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           v:torch.Tensor,            # values (US) `[B,T,H,dv]`
           q:torch.Tensor|None=None,  # queries `[B,T,H,dk]`; default: the keys
-          rule:str='delta',          # one of `RULES`
-          beta=1.0,                  # write rate per step, broadcast to `[B,T,H]`
-          gamma=None,                # decay per step, `[B,T,H]` (`[B,T,H,dk]` for `channel-gate`); default 0.9 for `decay`, else 1
-          S0=None,                   # initial state `[B,H,dv,dk]` (an `ExemplarMemory` for `softmax`); default zeros
-          tau:float=1.0,             # softmax temperature
-          sink:float=1.0,            # softmax sink weight (key 0, value 0)
+          rule:str='delta',          # a family of `FAMILIES`
+          beta=1.0,                  # write rate per step, broadcast to `[B,T,H]` (>= 0)
+          gamma=None,                # the family's γ per step, `[B,T,H]` (`[B,T,H,dk]` for per-channel gates); default: the family's
+          S0=None,                   # initial state `[B,H,dv,dk]` (`[B,H,dv+1,dk]` with an extra row; an `ExemplarMemory` for softmax)
+          tau:float|None=None,       # softmax temperature (default 1; softmax only)
+          sink:float|None=None,      # softmax sink weight (key 0, value 0; default 1; softmax only)
           probes=None,               # fixed probe keys `[C,dk]` (or `[B,H,C,dk]`) read after every step, e.g. each cue's key
           reads:bool=True,           # compute `pred` and `out` (False: only the state and probes; softmax's reads cost O(T^2))
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
-          summary:bool=False,        # with `index`: return a `Summary` (batch statistics) instead of per-step tensors
-          engine:str='auto',         # 'auto', 'torch' (the per-step tensor loop) or 'numba' (compiled CPU kernel; summaries only)
+          summary:bool=False,        # with `index`: return `summarize(...)` (batch statistics) instead of per-step tensors
+          engine:str='auto',         # with `summary`: 'auto', 'torch' or 'numba' (see `summarize`)
+          kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys
+          algorithm:str='auto',      # 'sequential' (the reference loop), 'chunked', 'kernel' (fla, CUDA) or 'auto' (`choose_algorithm`)
+          chunk:int=64,              # steps per chunk of the chunked form
          ) -> Trace:
-    "Run the state recurrence of `rule` over time; return read-before-write predictions, outputs, the final state and probe read-outs."
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
+    "Run one recurrence of family `rule` over time: read-before-write predictions, outputs, the final state and probe read-outs."
+    fam = family(rule)
+    check_params(fam, gamma, tau, sink, kw)
     if engine not in ENGINES: raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
-    if index is not None: return _indexed(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, index, summary, engine)
+    if algorithm != 'auto' and algorithm not in fam.algorithms:
+        if algorithm not in ALGORITHMS: raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(ALGORITHMS)}")
+        if fam.exemplar: raise ValueError(f"softmax runs only algorithm='sequential' (its exemplar memory has no chunked form)")
+        if algorithm == 'kernel': raise ValueError(f"algorithm='kernel' cannot run this: fla has no kernel for the {fam.name} family")
+    tau, sink = (1.0 if tau is None else float(tau)), (1.0 if sink is None else float(sink))
+    if fam.exemplar and check and not (tau > 0 and sink > 0):
+        raise ValueError(f"softmax needs tau > 0 and sink > 0 (the sink is the weight of the empty memory); got tau={tau:g}, sink={sink:g}")
+    if index is not None:
+        if summary: return summarize(k, v, index, rule, beta, gamma, S0, tau, sink, probes, check, engine, q=q)
+        return _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk)
     if summary: raise ValueError("summary=True needs index= (the trial type of every step)")
     if engine == 'numba': raise ValueError("engine='numba' runs the summary form only: pass index= and summary=True")
+    k = _tensor(k, 'k'); v = _tensor(v, 'v'); q = _tensor(q, 'q'); kw = _tensor(kw, 'kw')
     if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
         raise ValueError(f"k and v must be [batch, time, heads, dim] with matching first three sizes; got {tuple(k.shape)} and {tuple(v.shape)}")
     q = k if q is None else q
     if q.shape != k.shape: raise ValueError(f"q must have the shape of k {tuple(k.shape)}; got {tuple(q.shape)}")
-    v, q = v.to(k), q.to(k)
+    if kw is not None and kw.shape != k.shape: raise ValueError(f"kw must have the shape of k {tuple(k.shape)}; got {tuple(kw.shape)}")
+    v, q = v.to(k), q.to(k); kw = None if kw is None else kw.to(k)
     B, T, H, dk = k.shape; dv = v.shape[-1]
-    gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
+    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
     b = per_step(beta, k, 'beta')
-    g = per_step(gamma, k, 'gamma', channels=dk if rule == 'channel-gate' else None)
+    g = per_step(gamma, k, 'gamma', channels=dk if fam.gate == 'channel' else None)
     if check:
-        for name, x in (('k', k), ('v', v), ('q', q), ('beta', beta), ('gamma', gamma)):   # before broadcasting: cheaper
-            if name != 'q' or q is not k: _finite(name, torch.as_tensor(x))
+        for name, x in (('k', k), ('v', v), ('q', q), ('kw', kw), ('beta', beta), ('gamma', gamma)):   # before broadcasting: cheaper
+            if x is not None and (name != 'q' or q is not k): _finite(name, torch.as_tensor(x))
         if torch.is_tensor(S0): _finite('S0', S0)
-        if ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
-        if rule in DELTA_RULES: check_delta_rate(k, b)
+        if T and ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
+        if T and (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
+        if fam.rate_bound is not None: check_delta_rate(k, b, fam.rate_bound, kw=kw)
     P = None
     if probes is not None:
-        P0 = P = torch.as_tensor(probes).to(k)
+        P0 = P = _tensor(probes, 'probes', k)
         if P.dim() == 2: P = P.expand(B, H, *P.shape)
         if P.dim() != 4 or P.shape[-1] != dk: raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
         if check: _finite('probes', P0)
-    if rule == 'softmax':
+    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (k, v, q, kw, b, g, S0, P))
+    alg = choose_algorithm(fam, T, dk, grad) if algorithm == 'auto' else algorithm
+    if fam.exemplar:
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
         if P is not None: res = res._replace(probes=_softmax_probes(res.state, P, T, tau, sink))
     else:
-        S = torch.zeros(B, H, dv, dk, dtype=k.dtype, device=k.device) if S0 is None else S0.to(k)
-        if S.shape != (B, H, dv, dk): raise ValueError(f"S0 must be [batch, heads, d_v, d_k] = {(B, H, dv, dk)}; got {tuple(S.shape)}")
-        delta, same_q = rule in DELTA_RULES, q is k
-        scalar_gate = rule in ('decay', 'gated-delta')
-        tm = lambda x: x.transpose(0, 1).contiguous()                     # time-major copies: each step reads contiguous memory
-        kT, vT, bT = tm(k), tm(v), tm(b)
-        k2 = tm((k * k).sum(-1))                                          # |k_t|^2 gives the read-out when q = k
-        gT = tm(g) if rule not in ('hebbian', 'delta') else None
-        qT = None if same_q else tm(q)
-        grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (k, v, q, b, g, S))
-        def buf(*shape): return None if grad else k.new_empty(T, *shape)       # without autograd, steps write in place
-        pb, ob = (buf(B, H, dv), buf(B, H, dv)) if reads else (None, None)
-        sb = buf(B, H, dv, dk) if P is not None else None
-        preds, outs, states = [], [], []
-        kT4, bT3, k2T = kT[:, :, :, None, :], bT[..., None], k2[..., None]      # per-step views, made once
-        bvT = bT3 * vT                                                    # beta_t v_t: the whole write of the contiguity families
-        gT3 = gT[..., None] if scalar_gate else None
-        for t in range(T):                                                # few, fused ops per step: conditioning shapes are small
-            kt = kT4[t]
-            p = torch.linalg.vecdot(S, kt, out=None if pb is None else pb[t])   # S_{t-1} k_t: the prediction
-            if rule == 'channel-gate':
-                S = S * gT[t, :, :, None, :]; Sk = torch.linalg.vecdot(S, kt)   # decay each key feature, then read again
-            elif scalar_gate:
-                gt = gT3[t]; S = S * gt[..., None]; Sk = gt * p                # a scalar gate scales the read-out too
-            else: Sk = p
-            w = torch.addcmul(bvT[t], bT3[t], Sk, value=-1) if delta else bvT[t]   # beta (v - S k), or beta v
-            S = torch.addcmul(S, w[..., None], kt, out=None if sb is None else sb[t])
-            if reads:
-                o_ = None if ob is None else ob[t]
-                o_ = torch.addcmul(Sk, w, k2T[t], out=o_) if same_q else torch.linalg.vecdot(S, qT[t, :, :, None, :], out=o_)
-                if grad: preds.append(p); outs.append(o_)
-            if grad and P is not None: states.append(S)
-        pr = None
-        if P is not None and T:
-            st = sb if sb is not None else torch.stack(states)              # [T,B,H,dv,dk]
-            pr = (st @ P0.T if P0.dim() == 2 else torch.einsum('tbhvk,bhck->tbhvc', st, P)).permute(1, 0, 2, 4, 3)
-        seq = lambda bf, xs: (bf.transpose(0, 1) if bf is not None else torch.stack(xs, 1)) if reads else None
-        res = Trace(seq(pb, preds), seq(ob, outs), S, pr)
+        rows = dv + (1 if fam.extra_row else 0)
+        S = None if S0 is None else _tensor(S0, 'S0', k)
+        if S is not None and S.shape != (B, H, rows, dk):
+            raise ValueError(f"S0 must be [batch, heads, d_v{' + 1' if fam.extra_row else ''}, d_k] = {(B, H, rows, dk)}; got {tuple(S.shape)}")
+        uses_g = fam.gate != 'none' or 'gamma' in fam.params
+        res = Trace(*forward(fam, q, k, v, b, g if uses_g else None, S, kw, P, reads, alg, chunk))
     if check:
         state = res.state if torch.is_tensor(res.state) else res.state.values
         for name, x in (('state', state), ('prediction', res.pred), ('output', res.out)):   # non-finite values persist in the state
@@ -236,22 +247,11 @@ def acquisition_curve(rule:str,        # one of `RULES`
                       x0=0.0,          # read-out before the first trial (must be 0 for `softmax`)
                       tau:float=1.0,   # softmax temperature
                      ):
-    "Closed-form read-out `u^T S_n k` after `n` identical trials of one key (theory §3.2)."
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
-    gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
-    n = torch.as_tensor(n, dtype=torch.float64)
-    if rule == 'hebbian': return x0 + n * beta * lam * k2
-    if rule == 'decay':
-        geo = n if gamma == 1 else (1 - gamma**n) / (1 - gamma)
-        return gamma**n * x0 + beta * lam * k2 * geo
-    if rule == 'delta': return lam - (lam - x0) * (1 - beta * k2)**n
-    if rule in ('gated-delta', 'channel-gate'):
-        a, b = gamma * (1 - beta * k2), beta * lam * k2
-        geo = n if a == 1 else (1 - a**n) / (1 - a)
-        return a**n * x0 + b * geo
-    if x0 != 0: raise ValueError("the softmax closed form starts from an empty memory (x0 = 0)")
-    E = math.exp(k2 / tau)
-    return lam * n * beta * E / (n * beta * E + 1)
+    "Closed-form read-out `u^T S_n k` after `n` identical trials of one key, from the family's spec (derived below)."
+    fam = family(rule)
+    check_params(fam, gamma, None if tau == 1.0 else tau)
+    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    return fam.acquisition(torch.as_tensor(n, dtype=torch.float64), lam, k2, beta, gamma, x0, tau=tau)
 
 # %% ../nbs/00_core.ipynb #a4403b1c
 def one_key_trials(n:int,              # number of trials
@@ -266,7 +266,7 @@ def one_key_trials(n:int,              # number of trials
 
 # %% ../nbs/00_core.ipynb #726c32de
 class Summary(NamedTuple):
-    "Result of `recur(..., index=..., summary=True)`: per-subject and per-step summaries instead of per-step tensors."
+    "Result of `summarize` (or `recur(..., index=..., summary=True)`): per-subject and per-step summaries instead of per-step tensors."
     pred_sum: torch.Tensor    # [B,N,H,dv]: per sequence, read-before-write predictions summed over the steps of each index value
     count: torch.Tensor       # [B,N]: number of steps of each index value, per sequence
     state: object             # final state, as in `Trace`
@@ -290,36 +290,70 @@ def _table(x, like, N, H, name, channels=None):
         raise ValueError(f"{name} of shape {tuple(t.shape)} does not broadcast to {shape} ([index values, heads"
                          f"{', d_k' if channels else ''}])") from None
 
-def _indexed(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, index, summary, engine):
-    "The index form of `recur`: keys, values and rates are given once per index value; `summary` reduces over the batch."
-    if k.dim() != 3 or v.dim() != 3 or k.shape[:2] != v.shape[:2]:
-        raise ValueError(f"with index=, k and v are tables [N, heads, dim] with matching first two sizes; got {tuple(k.shape)} and {tuple(v.shape)}")
+def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk):
+    "The index form of `recur`: keys, values and rates are given once per index value, gathered per step."
+    N, H, dk = _index_tables(k, v, index)
+    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
+    ix = torch.as_tensor(index).to(k.device).long()
+    if 'gamma' not in fam.params: g = None
+    return recur(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
+                 tau if fam.exemplar else None, sink if fam.exemplar else None, probes, reads, check, kw=kw, algorithm=algorithm, chunk=chunk)
+
+def _index_tables(k, v, index):
+    "Check the index form's tables and index; return (N, H, dk)."
+    if not (torch.is_tensor(k) and torch.is_tensor(v)) or k.dim() != 3 or v.dim() != 3 or k.shape[:2] != v.shape[:2]:
+        raise ValueError(f"with index=, k and v are tables [N, heads, dim] with matching first two sizes; got {tuple(getattr(k, 'shape', ()))} and {tuple(getattr(v, 'shape', ()))}")
     index = torch.as_tensor(index)
     if index.dim() != 2 or index.is_floating_point() or index.is_complex() or index.dtype == torch.bool:
         raise ValueError(f"index must be an integer tensor [batch, time]; got {index.dtype} of shape {tuple(index.shape)}")
-    (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
+    N = k.shape[0]
     if index.numel():
         lo, hi = (int(x) for x in (torch.aminmax(index) if index.device.type == 'cpu' else (index.min(), index.max())))
         if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
-    v = v.to(k); gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
-    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if rule == 'channel-gate' else None)
-    if not summary:
-        if engine == 'numba': raise ValueError("engine='numba' runs the summary form only: pass summary=True")
-        ix = index.to(k.device).long()
-        return recur(k[ix], v[ix], None if q is None else q.to(k)[ix], rule, b[ix], g[ix], S0, tau, sink, probes, reads, check)
+    return k.shape
+
+def _numba_runs(fam:Family) -> bool:
+    "Whether the compiled engine covers `fam`: one gate per step at most, no extra state row, no write keys, not softmax."
+    return not (fam.exemplar or fam.extra_row or fam.write_key) and fam.gate in ('none', 'scalar')
+
+SCALAR_GATE_RULES = tuple(n for n, f in FAMILIES.items() if _numba_runs(f))   # the compiled engine's families
+
+def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
+              v:torch.Tensor,  # values per trial type `[N,H,dv]`
+              index,           # `[B,T]` integers: the trial type of every step of every subject
+              rule:str='delta', # a family of `FAMILIES`
+              beta=1.0,        # write rate per trial type (a number, `[N]` or `[N,H]`)
+              gamma=None,      # the family's γ per trial type
+              S0=None,         # initial state per subject
+              tau=None, sink=None, # softmax's temperature and sink weight
+              probes=None,     # probe keys `[C,dk]` read after every step
+              check:bool=True, # refuse unstable writes and non-finite values
+              engine:str='auto', # 'torch' (the reference loop through `recur`), 'numba' (compiled, CPU, float64) or 'auto'
+              q=None,          # must be None: summaries read with the keys
+             ) -> Summary:
+    "Batch statistics of many subjects' runs of one design: per subject, predictions summed per trial type; per step, probe mean and sd."
+    fam = family(rule); check_params(fam, gamma, tau, sink)
+    if engine not in ENGINES: raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
+    tau, sink = (1.0 if tau is None else tau), (1.0 if sink is None else sink)
+    N, H, dk = _index_tables(k, v, index)
+    index = torch.as_tensor(index); dv, (B, T) = v.shape[-1], index.shape
+    v = v.to(k); gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
     if q is not None: raise ValueError("summary=True reads with the keys: q must be None")
     if B == 0: raise ValueError("summary=True needs at least one sequence (index has batch size 0)")
     if check:
         for name, x in (('k', k), ('v', v), ('beta', b), ('gamma', g)): _finite(name, x)
         if torch.is_tensor(S0): _finite('S0', S0)
         if ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
-        if rule in DELTA_RULES:
-            r = b * (k * k).sum(-1); bad = (r > 2 + 2e-9) | (r < -2e-9)
+        if (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
+        if fam.rate_bound is not None:
+            r = b * (k * k).sum(-1); bad = (r > fam.rate_bound * (1 + 1e-9)) | (r < -1e-9 * fam.rate_bound)
             if bad.any():
                 n, h = (int(i) for i in bad.nonzero()[0])
                 raise UnstableRateError(f"unstable delta write: beta*|k|^2 = {float(r[n, h]):.6g} for index value {n}, head {h}; "
-                                        "stable writes need 0 <= beta*|k|^2 <= 2")
-    P = None if probes is None else torch.as_tensor(probes).to(k)
+                                        f"stable writes need 0 <= beta*|k|^2 <= {fam.rate_bound:g}")
+    P = None if probes is None else _tensor(probes, 'probes', k)
     if P is not None and (P.dim() not in (2, 4) or P.shape[-1] != dk):
         raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
     if check and P is not None: _finite('probes', P)
@@ -330,7 +364,7 @@ def _indexed(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, in
                             ('probes are given per batch and head', P is not None and P.dim() == 4)) if bad]
     if engine == 'numba' and why: raise ValueError(f"engine='numba' cannot run this: {'; '.join(why)}")
     use_nb = engine == 'numba' or (engine == 'auto' and not why and B * T >= 2**14)
-    res = (_summary_numba if use_nb else _summary_torch)(k, v, rule, b, g, S0, tau, sink, P, index)
+    res = (_summary_numba if use_nb else _summary_torch)(k, v, fam, b, g, S0, tau, sink, P, index)
     if check:
         st = res.state if torch.is_tensor(res.state) else res.state.values
         for name, x in (('state', st), ('prediction', res.pred_sum), ('probe read-out', res.probe_mean), ('probe read-out', res.probe_sd)):
@@ -342,21 +376,21 @@ def _kernels():
     "The compiled-kernel module (imported on first use: numba's import costs a few tenths of a second)."
     return importlib.import_module('pavlovattn.kernels')
 
-def _summary_torch(k, v, rule, b, g, S0, tau, sink, P, index):
+def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index):
     "Summary through the per-step tensor loop: gather the tables, run `recur`, reduce."
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
     ix = index.to(k.device).long()
     C = 0 if P is None else P.shape[-2]
-    if rule == 'softmax':                                  # predictions: the trial types' keys read as probes, one step late
+    if fam.exemplar:                                       # predictions: the trial types' keys read as probes, one step late
         Kt = k.permute(1, 0, 2).expand(B, H, N, dk)
         PP = Kt if P is None else torch.cat([P.expand(B, H, C, dk), Kt], 2)
-        tr = recur(k[ix], v[ix], None, rule, b[ix], g[ix], S0, tau, sink, PP, reads=False, check=False)
+        tr = recur(k[ix], v[ix], None, fam.name, b[ix], None, S0, tau, sink, PP, reads=False, check=False, algorithm='sequential')
         R0 = (_softmax_probes(S0, PP, 1, tau, sink)[:, 0] if S0 is not None else PP.new_zeros(B, H, C + N, dv))
         Rprev = torch.cat([R0[:, None], tr.probes[:, :-1]], 1)                              # [B,T,H,C+N,dv]
         pred = Rprev.gather(3, (C + ix)[:, :, None, None, None].expand(B, T, H, 1, dv))[:, :, :, 0]
         pr = tr.probes[:, :, :, :C] if C else None
     else:
-        tr = recur(k[ix], v[ix], None, rule, b[ix], g[ix], S0, tau, sink, P, reads=True, check=False)
+        tr = recur(k[ix], v[ix], None, fam.name, b[ix], g[ix] if 'gamma' in fam.params else None, S0, None, None, P, reads=True, check=False, algorithm='sequential')
         pred, pr = tr.pred, tr.probes
     pred_sum = pred.new_zeros(B, N, H, dv).scatter_add_(1, ix[:, :, None, None].expand(B, T, H, dv), pred)
     count = torch.zeros(B, N, dtype=torch.long, device=k.device).scatter_add_(1, ix, torch.ones_like(ix))
@@ -364,7 +398,7 @@ def _summary_torch(k, v, rule, b, g, S0, tau, sink, P, index):
     m, s = batch_mean_sd(pr) if pr is not None else (None, None)
     return Summary(pred_sum, count, tr.state, m, s)
 
-def _summary_numba(k, v, rule, b, g, S0, tau, sink, P, index):
+def _summary_numba(k, v, fam, b, g, S0, tau, sink, P, index):
     "Summary through the compiled kernel, one value row (head h, value dimension i) at a time."
     kn = _kernels()
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
@@ -372,13 +406,13 @@ def _summary_numba(k, v, rule, b, g, S0, tau, sink, P, index):
     Pn = (P if P is not None else k.new_zeros(0, dk)).numpy()
     S0n = S0.numpy() if S0 is not None else np.zeros((B, H, dv, dk))
     kk, vv, bb = k.numpy(), v.numpy(), b.numpy()
-    gg = g.numpy() if rule in ('decay', 'gated-delta') else np.ones((N, H))   # hebbian and delta have no gate
+    gg = g.numpy() if fam.gate == 'scalar' else np.ones((N, H))              # families without a gate
     ps, st = np.empty((B, N, H, dv)), np.empty((B, H, dv, dk))
     m, s = np.empty((T, H, Pn.shape[0], dv)), np.empty((T, H, Pn.shape[0], dv))
     for h in range(H):
         for i in range(dv):
             ps[:, :, h, i], cnt, st[:, h, i], m[:, h, :, i], s[:, h, :, i] = kn.summary_row(
-                idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], rule in DELTA_RULES)
+                idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], fam.error_correcting)
     t = torch.from_numpy
     return Summary(t(ps), t(cnt), t(st), t(m) if P is not None else None, t(s) if P is not None else None)
 
@@ -409,8 +443,8 @@ def _claim_acq(full=False, device='cpu'):
         for beta in (0.05, 0.3, 0.9):
             for k2 in (0.5, 1.0):
                 k, v = one_key_trials(40, lam=1.0, k2=k2, device=device)
-                sim = recur(k, v, rule=rule, beta=beta, gamma=0.93).pred[0, :, 0, 0].cpu()
-                cf = acquisition_curve(rule, torch.arange(40), k2=k2, beta=beta, gamma=0.93)
+                sim = recur(k, v, rule=rule, beta=beta, **FAMILIES[rule].kwargs(gamma=0.93), algorithm='sequential').pred[0, :, 0, 0].cpu()
+                cf = acquisition_curve(rule, torch.arange(40), k2=k2, beta=beta, **FAMILIES[rule].kwargs(gamma=0.93))
                 worst[rule] = max(worst.get(rule, 0.0), float((sim - cf).abs().max()))
     m = max(worst.values())
     return Verdict(f'max |diff| = {m:.1e} over {len(RULES)} families', m < 1e-12, {'max_err': worst})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 import torch
-from .core import recur, RULES, DEFAULT_GAMMA, acquisition_curve
+from .core import recur, RULES, FAMILIES, acquisition_curve
 
 # %% auto #0
 __all__ = ['PHASES', 'RecoveryInputs', 'recovery_inputs', 'Recovery', 'run_recovery', 'orthogonal_keys', 'random_recovery',
@@ -103,14 +103,15 @@ def run_recovery(rule:str,     # one of `RULES`
                  **kw,         # the other arguments of `recovery_inputs`
                 ) -> Recovery:
     "Run acquisition, extinction, retention and test for `rule`; return the read-outs of A and the theorem's factor."
-    gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
-    ri = recovery_inputs(kA, ret_k, gamma=gamma, channels=rule == 'channel-gate', **kw)
+    fam = FAMILIES[rule]
+    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    ri = recovery_inputs(kA, ret_k, gamma=gamma, channels=fam.gate == 'channel', **kw)
     tr = recur(ri.k, ri.v, ri.q, rule=rule, beta=ri.beta, gamma=ri.gamma)
     pick = lambda t: tr.pred[torch.arange(len(t), device=t.device), t, 0]
     g = ri.gamma[:, :, 0]
     ret = (ri.phase == 3) if g.dim() == 2 else (ri.phase == 3)[..., None]
-    if rule == 'softmax': factor = None
-    elif rule in ('hebbian', 'delta'): factor = torch.ones(len(ri.t_ext), dtype=ri.k.dtype, device=ri.k.device)
+    if fam.exemplar: factor = None
+    elif fam.gate == 'none': factor = torch.ones(len(ri.t_ext), dtype=ri.k.dtype, device=ri.k.device)
     else: factor = torch.where(ret, g, 1.).prod(1)
     return Recovery(pick(ri.n_acq), pick(ri.t_ext), tr.pred[:, -1, 0], factor, tr, ri)
 
@@ -145,15 +146,15 @@ def random_recovery(rule:str,           # one of the scalar-gated families (or `
     n = [torch.randint(lo, hi + 1, (B,), generator=gen) for lo, hi in zip((1, 0, 0), max_len)]
     beta = 0.999 * 2 * U(B) / (kA * kA).sum(-1)
     ret_beta = 0.999 * 2 * U(B, R) / (ret_k * ret_k).sum(-1).clamp_min(1e-12)
-    gated = rule in ('decay', 'gated-delta', 'channel-gate')
+    gated = FAMILIES[rule].gate != 'none'
     gamma = 0.8 + 0.2 * U(B) if gated else torch.ones(B, dtype=torch.float64)
     ret_gamma = 0.8 + 0.2 * U(B, R) if gated else torch.ones(B, R, dtype=torch.float64)
-    if rule == 'channel-gate': gamma, ret_gamma = gamma[:, None].expand(B, dk), ret_gamma[..., None].expand(B, R, dk)
+    if FAMILIES[rule].gate == 'channel': gamma, ret_gamma = gamma[:, None].expand(B, dk), ret_gamma[..., None].expand(B, R, dk)
     ret_v = torch.randn(B, R, dv, generator=gen, dtype=torch.float64) * (U(B, R, 1) < 0.5)
     to = lambda x: x.to(dtype=dtype, device=device)
     res = run_recovery(rule, to(kA), to(ret_k), n_acq=n[0].to(device), n_ext=n[1].to(device), n_ret=n[2].to(device),
                        ret_v=to(ret_v), beta=to(beta), ret_beta=to(ret_beta), gamma=to(gamma), ret_gamma=to(ret_gamma))
-    if rule == 'channel-gate': res = res._replace(factor=res.factor[:, 0])   # equal gates: one factor per experiment
+    if FAMILIES[rule].gate == 'channel': res = res._replace(factor=res.factor[:, 0])   # equal gates: one factor per experiment
     return res
 
 def check_no_recovery(rules=('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate'), # families (channel-gate with equal gates)
@@ -203,7 +204,7 @@ def history_contrast(rule:str,        # a scalar-gated family
     ri = tr.inputs; B, T = ri.phase.shape; dk = ri.k.shape[-1]
     P = torch.eye(dk, dtype=ri.k.dtype, device=ri.k.device).expand(B, dk, dk)
     b, g = ri.beta[:, :, 0], ri.gamma[:, :, 0]
-    hebb = rule in ('hebbian', 'decay')
+    hebb = not FAMILIES[rule].error_correcting
     for t in range(T):                                        # P <- P a_t (I - b_t k_t k_t^T) on retention steps
         k = ri.k[:, t, 0]; ret = (ri.phase[:, t] == 3)
         F = g[:, t, None, None] * (torch.eye(dk, dtype=k.dtype, device=k.device) - (0. if hebb else b[:, t, None, None]) * k[:, :, None] * k[:, None, :])
@@ -228,7 +229,7 @@ def check_history_contrast(rules=('hebbian', 'decay', 'delta', 'gated-delta'), #
         kA = torch.randn(B, dk, generator=gen, dtype=torch.float64)
         kA = torch.nn.functional.normalize(kA, dim=-1) * (0.3 + 0.7 * U(B, 1)).sqrt()
         ret_k = torch.randn(B, R, dk, generator=gen, dtype=torch.float64) / math.sqrt(dk)
-        gated = rule in ('decay', 'gated-delta')
+        gated = FAMILIES[rule].gate == 'scalar'
         kw = dict(n_acq=torch.randint(1, 25, (B,), generator=gen), n_ext=torch.randint(0, 15, (B,), generator=gen),
                   n_ret=torch.randint(0, R + 1, (B,), generator=gen),
                   beta=0.999 * U(B) / (kA * kA).sum(-1), ret_beta=1.999 * U(B, R) / (ret_k * ret_k).sum(-1),

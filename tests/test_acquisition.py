@@ -2,7 +2,7 @@
 import math
 import pytest
 import torch
-from pavlovattn.core import RULES
+from pavlovattn.core import RULES, FAMILIES
 from pavlovattn.acquisition import extinction_curve, acq_ext_curve, simulate_acq_ext
 
 EDGES = [  # (beta, gamma, k2): no decay, full decay, one-shot delta learning, alternating delta errors, zero rate

@@ -3,7 +3,7 @@ agreement with `designs.simulate`, and bad input."""
 import math
 import pytest
 import torch
-from pavlovattn.core import UnstableRateError
+from pavlovattn.core import UnstableRateError, FAMILIES
 from pavlovattn.recovery import (check_no_recovery, channel_gate_counterexample, run_recovery, recovery_inputs,
                                  check_history_contrast, orthogonal_keys)
 from pavlovattn.designs import simulate
@@ -32,14 +32,15 @@ def test_channel_gate_equal_gates_is_the_theorem():
 @pytest.mark.parametrize('filler', ['-', '+'])
 def test_simulate_agrees_with_run_recovery(rule, filler):
     beta, gamma = 0.4, 0.93
-    res = simulate(f'25A+ | 6A- | #A | 17B{filler} | #A', rule=rule, beta=beta, gamma=gamma)
+    res = simulate(f'25A+ | 6A- | #A | 17B{filler} | #A', rule=rule, beta=beta, **FAMILIES[rule].kwargs(gamma=gamma))
     (p_ext, p_test), = res.probes.values()
     kA, kB = torch.eye(2, dtype=torch.float64)
-    g = gamma if rule != 'channel-gate' else torch.tensor([gamma, gamma], dtype=torch.float64)
+    fam = FAMILIES[rule]
+    g = None if 'gamma' not in fam.params else gamma if fam.gate != 'channel' else torch.tensor([gamma, gamma], dtype=torch.float64)
     rr = run_recovery(rule, kA, kB.expand(1, 17, 2), n_acq=25, n_ext=6, beta=beta, gamma=g,
                       ret_v=torch.full((1, 17, 1), 1.0 if filler == '+' else 0.0, dtype=torch.float64))
     assert abs(p_ext['mean'] - rr.r_ext.item()) < 1e-12 and abs(p_test['mean'] - rr.r_test.item()) < 1e-12
-    a = 1.0 if rule in ('hebbian', 'delta') else gamma**17
+    a = 1.0 if fam.gate == 'none' else gamma**17
     assert abs(p_test['mean'] - a * p_ext['mean']) < 1e-12
 
 def test_history_contrast_identity():
