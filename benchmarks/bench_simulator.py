@@ -100,7 +100,7 @@ def main(argv=None):
     med = {k: statistics.median(x[k] for x in per) for k in per[0]}
     t_sim, t_torch, t_np, t_np_loop, t_loop, t_cold = (med[k] for k in ('sim', 'torch', 'np', 'np_loop', 'loop', 'cold'))
     # agreement, on the simulator's own orders (untimed)
-    res = run(); r = res.runs['group']; o = r['order'].long().numpy()
+    res = run(); r = res.runs['group']; o = res.orders('group').long().numpy()
     m_np, sd_np = numpy_rw(ind[o.T], lam_tt[o.T], ab)
     err_np = max(float(np.abs(m_np - r['mean'][:T].numpy()).max()), float(np.abs(sd_np - r['sd'][:T].numpy()).max()))
     rt = run('torch').runs['group']

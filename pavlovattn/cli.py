@@ -4,11 +4,11 @@
 
 # %% ../nbs/10_cli.ipynb #c3711da1
 from __future__ import annotations
-import argparse, json, math, os, sys
+import argparse, importlib, json, math, os, sys, tempfile
 import torch
 from .registry import load_claims, run_claims, format_table
 from .core import RULES
-from .designs import simulate, KEY_CODINGS
+from .designs import simulate, parse_design, one_line, KEY_CODINGS, DesignError
 
 # %% auto #0
 __all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'UsageError', 'subcommand', 'main']
@@ -55,14 +55,16 @@ def _run_args(p):
 
 def _parse_salience(text:str) -> dict:
     "'A=0.8,B=0.2,(ctx)=0.5' -> {'A': 0.8, 'B': 0.2, 'ctx': 0.5}; one-line UsageError naming a bad item."
-    out = {}
+    out, first = {}, {}
     for item in text.split(','):
         name, eq, val = item.partition('=')
         try: x = float(val) if eq and name.strip() else None
         except ValueError: x = None
         if x is None or not math.isfinite(x) or x <= 0:
             raise UsageError(f"pavlovattn run: bad --salience item {item.strip()!r}: expected CUE=POSITIVE_NUMBER, e.g. A=0.8,B=0.2")
-        out[name.strip()] = x
+        cue = name.strip(); cue = cue[1:-1].strip() if cue.startswith('(') and cue.endswith(')') else cue   # (ctx) and ctx are one cue
+        if cue in out: raise UsageError(f"pavlovattn run: --salience gives {cue!r} twice ({first[cue]!r} and {item.strip()!r})")
+        out[cue], first[cue] = x, item.strip()
     return out
 
 def _choice(name, value, valid):
@@ -70,28 +72,37 @@ def _choice(name, value, valid):
 
 def _fmt(x:float) -> str: return f'{x:.6g}'
 
+def _check_table_size(d):
+    "Refuse a CSV table (one row per group x trial x cue, about 300 bytes each in pandas) bigger than the memory available."
+    dz = importlib.import_module('pavlovattn.designs')
+    need, have = 300 * len(d.cues) * sum(g.n + 1 for g in d.groups), dz._available_bytes('cpu')
+    if need > have: raise dz.SizeError(f'the csv table of this run needs about {dz._size(need)} of memory, more than the {dz._size(have)} '
+                                       'available; --format json or table print only the probes and final strengths')
+
 def _print_table(res):
     p = res.params
+    probes, strengths = res.probes, res.strengths                # built once: printing is linear in the number of groups
     beta = _fmt(p['beta']) if not isinstance(p['beta'], dict) else f"{_fmt(p['beta']['+'])}(+)/{_fmt(p['beta']['-'])}(-)"
     print(f"rule {res.rule}: beta={beta} gamma={_fmt(p['gamma'])} lam={_fmt(p['lam'])} keys={p['keys']} dk={p['dk']}"
           + (f" overlap={_fmt(p['overlap'])}" if p['keys'] == 'random' else '') + (' normalize' if p['normalize'] else '')
           + f" subjects={p['subjects']} seed={p['seed']} {p['dtype']}")
     for g in res.runs:
         print(f'\ngroup {g}')
-        pr = res.probes[g]
+        pr = probes[g]
         if pr:
             print('  probes (prediction before the write; mean, sd over subjects):')
             w = max(len(x['cues']) for x in pr)
             for x in pr: print(f"    phase {x['phase']}  #{x['cues']:<{w}}  {x['mean']:>12.6g}  sd {x['sd']:.3g}  n={x['subjects']}")
-        print('  final strengths: ' + '  '.join(f'{c} {_fmt(v)}' for c, v in res.strengths[g].items()))
+        print('  final strengths: ' + '  '.join(f'{c} {_fmt(v)}' for c, v in strengths[g].items()))
 
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
 def _run(a) -> int:
     _choice('rule', a.rule, RULES); _choice('key coding', a.keys, KEY_CODINGS)
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
-    _check_device(a.device)
+    _check_device(a.device, 'run', getattr(torch, a.dtype))
     try:
+        if a.format == 'csv': _check_table_size(parse_design(a.design))
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
         res = simulate(a.design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
                        salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(torch, a.dtype),
@@ -136,14 +147,28 @@ def _reproduce(a) -> int:
     if a.strict and any(r['check'] == 'fail' for r in rows): return 1
     return 0
 
-def _write_json(path, rows):
+def _write_json(path, rows, cmd='reproduce'):
+    "Write `rows` as JSON to `path` atomically: a temporary file in the same folder, renamed over `path` once complete."
+    tmp = None
     try:
-        with open(path, 'w') as f: json.dump(rows, f, indent=1)
-    except OSError as e: raise UsageError(f'cannot write {path}: {e.strerror}')
+        fd, tmp = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp', dir=os.path.dirname(os.path.abspath(path)))
+        with os.fdopen(fd, 'w') as f: json.dump(rows, f, indent=1); f.flush(); os.fsync(f.fileno())
+        if os.path.exists(path): os.chmod(tmp, os.stat(path).st_mode & 0o777)   # keep the old file's permissions
+        else: os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path); tmp = None                                # a write cut short leaves the old report whole
+    except OSError as e: raise UsageError(f'pavlovattn {cmd}: cannot write {path!r}: {e.strerror or e}')
+    finally:
+        if tmp is not None and os.path.exists(tmp): os.unlink(tmp)
 
-def _check_device(device):
-    try: torch.empty(1, device=device)
-    except Exception as e: raise UsageError(f'device {device!r} is not available here ({str(e).splitlines()[0]})')
+def _umask() -> int:
+    m = os.umask(0); os.umask(m); return m
+
+def _check_device(device, cmd='reproduce', dtype=torch.float64):
+    "Refuse a device that cannot run anything here (unknown, meta tensors, CUDA without a GPU, a dtype it lacks) with one line."
+    try: float(torch.ones(2, dtype=dtype, device=device).sum().cpu())
+    except Exception as e:
+        why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(f'pavlovattn {cmd}: device {device!r} cannot run this here ({why})')
 
 # %% ../nbs/10_cli.ipynb #b1dd1461
 def main(argv=None) -> int:
@@ -153,12 +178,16 @@ def main(argv=None) -> int:
     for name, (help, add, _) in SUBCOMMANDS.items():
         add(sub.add_parser(name, help=help, description=help))
     for sp in sub.choices.values(): sp.error = _Parser.error.__get__(sp)
+    a = None
     try:
         a = p.parse_args(argv)
         if a.cmd is None: p.print_help(); return 2
         return SUBCOMMANDS[a.cmd][2](a)
     except UsageError as e:
-        print(str(e).splitlines()[0] if str(e) else 'pavlovattn: bad input', file=sys.stderr); return 2
+        print(one_line(e) if str(e) else 'pavlovattn: bad input', file=sys.stderr); return 2   # every line break escaped: one line
+    except (MemoryError, getattr(torch, 'OutOfMemoryError', MemoryError)) as e:   # the size estimate fell short
+        cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')
+        print(one_line(f"{cmd}: out of memory ({e or 'MemoryError'}); use fewer subjects, trials or a smaller --dk"), file=sys.stderr); return 2
     except BrokenPipeError:                              # e.g. `pavlovattn run ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 1
 

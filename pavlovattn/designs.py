@@ -4,20 +4,28 @@
 
 # %% ../nbs/01_designs.ipynb #ef51f17d
 from __future__ import annotations
-import importlib, math, re
+import hashlib, importlib, math, operator, re
 from dataclasses import dataclass
 import numpy as np
 import torch
 from .core import recur, RULES, DELTA_RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
-__all__ = ['KEY_CODINGS', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design', 'cue_keys', 'simulate',
-           'Result', 'compare', 'plot_compare', 'explore', 'rw_reference_error']
+__all__ = ['MAX_COUNT', 'KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'one_line', 'DesignError', 'TrialType', 'Phase',
+           'Group', 'Design', 'parse_design', 'cue_keys', 'SizeError', 'memory_estimate', 'simulate', 'Result',
+           'compare', 'plot_compare', 'explore', 'rw_reference_error']
 
 # %% ../nbs/01_designs.ipynb #ee7b7000
+_BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
+           for c in '\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029'}   # every character that str.splitlines splits on
+
+def one_line(msg) -> str:
+    "`msg` with every line break `str.splitlines` knows written as an escape (`\\n`, `\\x0b`, `\\u2028`, ...): always one line."
+    return str(msg).translate(str.maketrans(_BREAKS))
+
 class DesignError(ValueError):
     "A malformed design string; the one-line message names the offending text and its 1-based position."
-    def __init__(self, msg): super().__init__(str(msg).replace('\r', '\\r').replace('\n', '\\n'))   # always one line
+    def __init__(self, msg): super().__init__(one_line(msg))
 
 @dataclass(frozen=True)
 class TrialType:
@@ -29,7 +37,7 @@ class TrialType:
     @property
     def probe(self) -> bool: return self.outcome == '#'
     @property
-    def cue_text(self) -> str: return ''.join(c if len(c) == 1 else f'({c})' for c in self.cues)
+    def cue_text(self) -> str: return ''.join(c if len(c) == 1 and 'A' <= c <= 'Z' else f'({c})' for c in self.cues)   # parses back: (a), (1)
     @property
     def label(self) -> str: return f'#{self.cue_text}' if self.probe else f'{self.cue_text}{self.outcome}'
     def __str__(self): return (f'{self.count}' if self.count != 1 or not self.probe else '') + self.label
@@ -71,8 +79,14 @@ class Design:
     def __str__(self): return ' ; '.join(map(str, self.groups))
 
 # %% ../nbs/01_designs.ipynb #3736982f
-_CUE_NAME = re.compile(r'[A-Za-z0-9_]+$')
-_GROUP_NAME = re.compile(r'[A-Za-z0-9_.\-]+( +[A-Za-z0-9_.\-]+)*$')
+_CUE_NAME = re.compile(r'[A-Za-z0-9_]+')
+_GROUP_NAME = re.compile(r'[A-Za-z0-9_.\-]+( +[A-Za-z0-9_.\-]+)*')
+MAX_COUNT = 1_000_000    # trials of one trial type
+_DIGITS = '0123456789'   # counts are ASCII digits (str.isdigit also takes '١', '²', '𝟏')
+
+def _show(s:str, n:int=60) -> str:
+    "`s` for a message: long text shortened (the position says where it starts)."
+    return s if len(s) <= n else s[:n - 3] + '...'
 
 def _pieces(s:str, sep:str, start:int) -> list:
     "Split `s` on `sep`; each piece with its 0-based offset in the design string (`start` = offset of `s`)."
@@ -87,9 +101,11 @@ def _stripped(s:str, off:int) -> tuple:
 def _parse_trial(raw:str, off:int) -> TrialType:
     s, p = _stripped(raw, off)
     if not s: raise DesignError(f'empty trial type at position {p}: expected e.g. 10A+ between the separators')
-    def bad(why): raise DesignError(f'bad trial type "{s}" at position {p}: {why}')
+    def bad(why): raise DesignError(f'bad trial type "{_show(s)}" at position {p}: {why}')
     i, n = 0, len(s)
-    while i < n and s[i].isdigit(): i += 1
+    while i < n and s[i] in _DIGITS: i += 1
+    if i > len(str(MAX_COUNT)) or (i and int(s[:i]) > MAX_COUNT):
+        bad(f'count {_show(s[:i], 20)} is more than {MAX_COUNT:,} trials of one type')
     count = int(s[:i]) if i else None
     while i < n and s[i].isspace(): i += 1
     probe = i < n and s[i] == '#'
@@ -104,10 +120,11 @@ def _parse_trial(raw:str, off:int) -> TrialType:
             if j < 0: bad(f'unclosed "(" at position {p + i}')
             name = s[i + 1:j].strip()
             if name == 'US': outcome = '+'; i = j + 1; break
-            if not _CUE_NAME.match(name): bad(f'cue name "({name})" at position {p + i} must be letters, digits or _')
+            if not _CUE_NAME.fullmatch(name): bad(f'cue name "({_show(name, 30)})" at position {p + i} must be letters, digits or _')
             cues.append(name); i = j + 1
         elif ch in '+-': outcome = ch; i += 1; break
-        elif ch.isdigit(): bad(f'digit "{ch}" at position {p + i}: the count comes first, before the cues')
+        elif ch in _DIGITS: bad(f'digit "{ch}" at position {p + i}: the count comes first, before the cues')
+        elif ch.isdigit() or ch.isnumeric(): bad(f'"{ch}" at position {p + i}: counts are written with the ASCII digits 0-9')
         elif ch.isalpha(): bad(f'"{ch}" at position {p + i}: cues are capital letters or parenthesised names like (ctx)')
         elif ch == '#': bad(f'"#" at position {p + i}: a probe is written #CUES or COUNT#CUES')
         elif ch == '>': bad(f'unexpected ">" at position {p + i} (calmr periods ">" are not supported)')
@@ -116,10 +133,10 @@ def _parse_trial(raw:str, off:int) -> TrialType:
     rest = s[i:]
     if rest.strip():
         q = p + i + len(rest) - len(rest.lstrip())
-        bad(f'unexpected "{rest.strip()}" at position {q}, after the outcome')
+        bad(f'unexpected "{_show(rest.strip(), 30)}" at position {q}, after the outcome')
     if not cues: bad('no cues: expected capital letters or (names)' + (' after "#"' if probe else ' before the outcome'))
-    dup = sorted({c for c in cues if cues.count(c) > 1})
-    if dup: bad(f'cue {dup[0]} appears twice in one compound')
+    seen = set(); dup = {c for c in cues if c in seen or seen.add(c)}      # linear in the number of cues
+    if dup: bad(f'cue {_show(min(dup), 30)} appears twice in one compound')
     if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
     if not probe and outcome is None: bad('expected + or - after the cues')
     if count == 0: bad('the count must be at least 1')
@@ -138,15 +155,15 @@ def _parse_group(raw:str, off:int, named:bool) -> Group:
     if not s: raise DesignError(f'empty group at position {p}: expected name: phase | phase')
     lead = len(raw) - len(raw.lstrip())
     if raw.count(':') > 1:
-        raise DesignError(f'bad group "{s}" at position {p}: more than one ":" (separate groups with ";")')
+        raise DesignError(f'bad group "{_show(s)}" at position {p}: more than one ":" (separate groups with ";")')
     if ':' in raw:
         name_raw, body = raw.split(':', 1)
         name = name_raw.strip()
-        if not _GROUP_NAME.match(name):
-            raise DesignError(f'bad group name "{name}" at position {p}: use letters, digits, _ . - and spaces')
+        if not _GROUP_NAME.fullmatch(name):
+            raise DesignError(f'bad group name "{_show(name)}" at position {p}: use letters, digits, _ . - and spaces')
         body_off = off + len(name_raw) + 1
     else:
-        if named: raise DesignError(f'group "{s}" at position {p} has no name: with several groups write name: phase | phase')
+        if named: raise DesignError(f'group "{_show(s)}" at position {p} has no name: with several groups write name: phase | phase')
         name, body, body_off = 'group', raw, off
     phases = tuple(_parse_phase(ph, o) for ph, o in _pieces(body, '|', body_off))
     return Group(name, phases, off + lead + 1)
@@ -174,13 +191,24 @@ def _cue_name(c) -> str:
 
 def _saliences(salience, cues) -> list:
     "Per-cue squared key norms (default 1); refuse unknown cues and non-positive values."
-    sal = {_cue_name(c): a for c, a in (salience or {}).items()}
+    sal = {}
+    for c, a in (salience or {}).items():
+        if _cue_name(c) in sal: raise ValueError(f'salience of {_cue_name(c)} given twice')
+        sal[_cue_name(c)] = a
     unknown = [c for c in sal if c not in cues]
     if unknown: raise ValueError(f"salience given for unknown cue(s) {', '.join(unknown)}; the cues are {', '.join(cues)}")
     for c, a in sal.items():
-        if not (isinstance(a, (int, float)) and math.isfinite(a) and a > 0):
+        if not (isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, bool) and math.isfinite(a) and a > 0):
             raise ValueError(f'salience of {c} must be a positive number (the squared key norm); got {a!r}')
     return [float(sal.get(c, 1.0)) for c in cues]
+
+def _integer(x, name:str, lo:int|None=1) -> int:
+    "`x` as a Python int (numpy integers too); refuse floats, bools and strings rather than truncate them."
+    try: i = operator.index(x) if not isinstance(x, (bool, np.bool_)) else None
+    except TypeError: i = None
+    if i is None or (lo is not None and i < lo):
+        raise ValueError(f"{name} must be {'an integer' if lo is None else f'an integer >= {lo}'}; got {x!r}")
+    return i
 
 def _dtype(dtype):
     if isinstance(dtype, torch.dtype): return dtype
@@ -201,7 +229,7 @@ def cue_keys(cues,                  # cue names, e.g. ['A', 'B', 'ctx'] (or a de
     cues = [_cue_name(c) for c in cues]; n = len(cues)
     if keys not in KEY_CODINGS: raise ValueError(f"unknown key coding {keys!r}; valid codings: {', '.join(KEY_CODINGS)}")
     sal = torch.tensor(_saliences(salience, cues), dtype=torch.float64)
-    dk = n if dk is None else int(dk)
+    dk = n if dk is None else _integer(dk, 'dk')
     if dk < n: raise ValueError(f'{n} cues need dk >= {n} for {keys} keys; got dk={dk}')
     overlap = float(overlap)
     if keys == 'onehot':
@@ -214,7 +242,7 @@ def cue_keys(cues,                  # cue names, e.g. ['A', 'B', 'ctx'] (or a de
                              f'need {lo:.6g} < overlap < 1')
         G = (1 - overlap) * torch.eye(n, dtype=torch.float64) + overlap
         L = torch.linalg.cholesky(G) if n > 1 else torch.ones(1, 1, dtype=torch.float64)
-        gen = torch.Generator().manual_seed(int(seed))
+        gen = torch.Generator().manual_seed(_integer(seed, 'seed', lo=None) % 2**64)
         Q, R = torch.linalg.qr(torch.randn(dk, dk, generator=gen, dtype=torch.float64))
         Q = Q * torch.sign(torch.diagonal(R))                       # a Haar-distributed rotation
         K = torch.nn.functional.pad(L, (0, dk - n)) @ Q.T
@@ -253,38 +281,137 @@ class _threads:
     def __enter__(self): self.old = torch.get_num_threads(); torch.set_num_threads(self.n)
     def __exit__(self, *a): torch.set_num_threads(self.old)
 
-def _orders(group, gi, subjects, seed, miniblocks=False) -> tuple:
-    "Trial-type indices `[subjects, T]` (blocks, or each subject's own seeded permutation in a `!` phase) and the phase of each step."
+def _name_id(name:str) -> int:
+    "A 64-bit number for a group's name: its random streams are keyed by the name, not by the group's place in the design."
+    return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), 'little')
+
+def _orders(group, seed, lo, hi, miniblocks=False) -> torch.Tensor:
+    "Trial-type indices `[hi-lo, T]` of subjects lo..hi-1: blocks, or each subject's own seeded permutation in a `!` phase."
     kn = importlib.import_module('pavlovattn.kernels')
     dt = np.int16 if len(group.trial_types) < 2**15 else np.int32           # small: the simulation reads it once per trial
-    out = np.empty((subjects, group.n), dtype=dt)
-    phase, base, pos = [], 0, 0
+    S, gid = hi - lo, _name_id(group.name)
+    out = np.empty((S, group.n), dtype=dt)
+    base, pos = 0, 0
     for pi, ph in enumerate(group.phases, 1):
         items = lambda div=1: np.concatenate([np.full(tt.count // div, base + j, dtype=dt) for j, tt in enumerate(ph.trials)])
         seq = items(); L = len(seq)
         if not ph.random: out[:, pos:pos + L] = seq
-        elif not miniblocks: kn.shuffle_rows(seq, kn.stream_keys(seed, (gi, pi, 0), subjects), out=out[:, pos:pos + L])
+        elif not miniblocks: kn.shuffle_rows(seq, kn.stream_keys(seed, (gid, pi, 0), S, lo), out=out[:, pos:pos + L])
         else:                                                          # calmr's miniblocks: m blocks, each holding count/m of every type
             m = math.gcd(*[tt.count for tt in ph.trials]); block = items(m); Lb = len(block)
             for bi in range(m):
-                kn.shuffle_rows(block, kn.stream_keys(seed, (gi, pi, bi + 1), subjects), out=out[:, pos + bi * Lb:pos + (bi + 1) * Lb])
-        base += len(ph.trials); pos += L; phase += [pi] * L
-    return torch.from_numpy(out), phase
+                kn.shuffle_rows(block, kn.stream_keys(seed, (gid, pi, bi + 1), S, lo), out=out[:, pos + bi * Lb:pos + (bi + 1) * Lb])
+        base += len(ph.trials); pos += L
+    return torch.from_numpy(out)
 
-def _run(rule, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto') -> dict:
-    "One group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over subjects of every cue's strength before each trial and after the last (`[T+1,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every strength `V` `[S,T+1,C]`."
+def _families() -> dict:
+    "`pavlovattn.families.FAMILIES`: what each family takes (imported on first use)."
+    return importlib.import_module('pavlovattn.families').FAMILIES
+
+def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto') -> dict:
+    "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`)."
     (S, T), (C, dk) = o.shape, Kc.shape
-    g = g_tt[:, None, None].expand(-1, 1, dk) if rule == 'channel-gate' else g_tt[:, None]   # channel-gate: one gate for every key feature
-    kw = dict(rule=rule, beta=b_tt[:, None], gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
+    g = g_tt[:, None, None].expand(-1, 1, dk) if fam.gate == 'channel' else g_tt[:, None]   # a channel gate: one for every key feature
+    kw = dict(rule=fam.name, beta=b_tt[:, None], gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
     sm = recur(Ktt[:, None, :], lam_tt[:, None, None], summary=True, engine=engine, **kw)
-    z = Kc.new_zeros(1, C)                                               # before the first trial every strength is 0
-    out = dict(mean=torch.cat([z, sm.probe_mean[:, 0, :, 0]]).cpu(), sd=torch.cat([z, sm.probe_sd[:, 0, :, 0]]).cpu(),
-               pred_sum=sm.pred_sum[:, :, 0, 0].cpu())
-    if per_subject:
-        tr = recur(Ktt[:, None, :], lam_tt[:, None, None], reads=False, **kw)
-        out['V'] = torch.cat([Kc.new_zeros(S, 1, C), tr.probes[:, :, 0, :, 0]], 1)
+    out = dict(mean=sm.probe_mean[:, 0, :, 0].cpu(), sd=sm.probe_sd[:, 0, :, 0].cpu(), pred_sum=sm.pred_sum[:, :, 0, 0].cpu())
+    if per_subject: out['V'] = recur(Ktt[:, None, :], lam_tt[:, None, None], reads=False, **kw).probes[:, :, 0, :, 0].cpu()
     return out
 
+def _merge(a, b) -> tuple:
+    "(n, mean, sd) over two disjoint sets of subjects from each set's (n, mean, sd): Chan, Golub and LeVeque's pairwise update."
+    if a is None: return b
+    (na, ma, sa), (nb, mb, sb) = a, b
+    n, d = na + nb, mb - ma
+    m2 = sa * sa * (na - 1) + sb * sb * (nb - 1) + d * d * (na * nb / n)    # identical subjects: exactly 0
+    return n, ma + d * (nb / n), (m2 / (n - 1)).clamp_min(0).sqrt()
+
+class SizeError(ValueError):
+    "A run too large for this machine, refused before anything is allocated; the message gives the estimate."
+
+BLOCK_BYTES = 2**28               # working memory of one block of subjects: more subjects are simulated block by block
+MAX_SUBJECT_TRIALS = 10**12       # subjects x trials of one run (beyond it a run takes days)
+
+def _compiled(rule, dtype, device, engine) -> bool:
+    "Whether `recur` will most likely run a big block on its compiled kernel (a block's working memory is then a few rows per subject)."
+    core = importlib.import_module('pavlovattn.core')
+    return (engine != 'torch' and importlib.import_module('pavlovattn.kernels').available() and torch.device(device).type == 'cpu'
+            and dtype == torch.float64 and rule in getattr(core, 'SCALAR_GATE_RULES', ()))
+
+def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool) -> int:
+    "Working bytes per subject in a block of one group: its order, and the tensor loop's per-step tensors (the compiled kernel's few rows)."
+    b = 2 * T + 8 * 4 * (N + dk) + 64
+    if not compiled: b += 8 * 3 * T * (2 * dk + C + N + 4)        # gathered keys, values, rates, gates, read-outs per step (x3: temporaries)
+    if per_subject: b += 8 * 3 * T * (2 * dk + C + 4)             # the per-step pass that keeps every read-out
+    return b
+
+def _blocks(S, per:int) -> list:
+    "Subject ranges [lo, hi) of at most BLOCK_BYTES of working memory each (one subject at least)."
+    n = max(1, min(S, BLOCK_BYTES // max(per, 1)))
+    return [(lo, min(S, lo + n)) for lo in range(0, S, n)]
+
+def memory_estimate(design,                # a design string or `Design`
+                    subjects:int=1, dk:int|None=None, keys:str='onehot', rule:str='delta', per_subject:bool=False,
+                    dtype=torch.float64, device='cpu', engine:str='auto',
+                   ) -> dict:              # bytes: {'keys', 'block', 'results', 'per_subject', 'total'}
+    "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, one block of subjects, and the results."
+    d = parse_design(design); C = len(d.cues); dk = C if dk is None else dk
+    comp = _compiled(rule, _dtype(dtype), device, engine)
+    est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0),
+               block=0, results=0, per_subject=0)
+    for g in d.groups:
+        T, N = g.n, len(g.trial_types)
+        per = _subject_bytes(T, C, N, dk, comp, per_subject)
+        est['block'] = max(est['block'], min(subjects, max(1, BLOCK_BYTES // max(per, 1))) * per)
+        est['results'] += 8 * 2 * (T + 1) * C + 8 * 4 * T + 8 * 2 * N
+        if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C + 2 * T + 8 * N)
+    est['total'] = sum(est.values())
+    return est
+
+def _available_bytes(device) -> float:
+    "Memory free for a run: MemAvailable (within the cgroup's limit) on the CPU, free memory on a CUDA device; inf where unknown."
+    dev = torch.device(device)
+    if dev.type == 'cuda':
+        try: return float(torch.cuda.mem_get_info(dev)[0])
+        except Exception: return math.inf
+    if dev.type != 'cpu': return math.inf
+    have = math.inf
+    try:
+        with open('/proc/meminfo') as f: have = next(int(l.split()[1]) * 1024 for l in f if l.startswith('MemAvailable:'))
+    except (OSError, StopIteration, ValueError): pass
+    for lim, cur in (('/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory.current'),
+                     ('/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/fs/cgroup/memory/memory.usage_in_bytes')):
+        try:
+            with open(lim) as a, open(cur) as b: have = min(have, int(a.read()) - int(b.read()))
+        except (OSError, ValueError): pass
+    return have
+
+def _size(b:float) -> str:
+    "Bytes for people: '3.2 GiB'."
+    for u in ('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'):
+        if b < 1024 or u == 'PiB': return f'{b:.3g} {u}' if u != 'B' else f'{int(b)} B'
+        b /= 1024
+
+def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine):
+    "Refuse a run whose work or memory is beyond this machine (`SizeError`, with the estimate), before anything is allocated."
+    st = subjects * sum(g.n for g in d.groups)
+    if st > MAX_SUBJECT_TRIALS:
+        raise SizeError(f'{subjects:,} subjects x {sum(g.n for g in d.groups):,} trials = {st:.3g} subject-trials is more than one run '
+                        f'simulates ({MAX_SUBJECT_TRIALS:.0e}, days of CPU time); use fewer subjects or trials')
+    est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, engine), _available_bytes(device)
+    if est['total'] > have:
+        part = max(('keys', 'block', 'results', 'per_subject'), key=est.get)
+        why = dict(keys=f'keys of {len(d.cues)} cues and the trial types in dk={dk if dk is not None else len(d.cues)} dimensions',
+                   block='one block of subjects', results="the results (every cue's mean and sd per trial)",
+                   per_subject="every subject's strengths (per_subject=True)")[part]
+        raise SizeError(f'this run needs about {_size(est["total"])} of memory (mostly {why}: {_size(est[part])}), '
+                        f'more than the {_size(have)} available')
+
+def _check_device(device, dtype):
+    "Refuse a device that cannot run a simulation (meta tensors, CUDA without a GPU, a dtype the device lacks) with one line."
+    try: float(torch.ones(2, dtype=dtype, device=device).sum().cpu())
+    except Exception as e:
+        raise ValueError(f'device {str(device)!r} cannot run a simulation here ({one_line(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)})') from None
 
 # %% ../nbs/01_designs.ipynb #d48b14bd
 def simulate(design,                  # a design string or a parsed `Design`
@@ -303,18 +430,26 @@ def simulate(design,                  # a design string or a parsed `Design`
              device='cpu',
              tau:float=1.0,           # softmax temperature
              miniblocks:bool=False,   # `!` phases shuffled in miniblocks, as calmr's default (`!2A+/4B-`: two shuffled blocks of A+, B-, B-)
-             per_subject:bool=False,  # also keep every subject's strengths `V` `[subjects, T+1, cues]` (memory: subjects x trials)
+             per_subject:bool=False,  # also keep every subject's order and strengths (`order`, `V`, `pred_sum`; memory: subjects x trials)
              engine:str='auto',       # `recur`'s engine: 'auto', 'torch' or 'numba'
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     d = parse_design(design)
     if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
-    if not (isinstance(subjects, int) and subjects >= 1): raise ValueError(f'subjects must be a positive integer; got {subjects!r}')
+    try: subjects = _integer(subjects, 'subjects')
+    except ValueError: raise ValueError(f'subjects must be a positive integer; got {subjects!r}') from None
+    seed, dk = _integer(seed, 'seed', lo=None), None if dk is None else _integer(dk, 'dk')
+    fam = _families()[rule]
+    if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
+        raise ValueError(f"the {rule} family has no gamma (it never forgets): leave gamma out; families with a gamma: "
+                         f"{', '.join(r for r in RULES if 'gamma' in _families()[r].params)}")
     gamma = float(DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma)
     if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
     rates, lam, dtype = _rates(beta), float(lam), _dtype(dtype)
     for name, x in (('lam', lam), ('beta', rates['+']), ('beta', rates['-']), ('tau', float(tau))):
         if not math.isfinite(x): raise ValueError(f'{name} must be a finite number; got {x}')
+    _check_device(device, dtype)
+    _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine)
     cues = d.cues
     kd = cue_keys(cues, keys=keys, dk=dk, overlap=overlap, salience=salience, seed=seed, dtype=torch.float64)
     Kc64 = torch.stack([kd[c] for c in cues])
@@ -324,23 +459,42 @@ def simulate(design,                  # a design string or a parsed `Design`
         if normalize: Ks = Ks / Ks.norm(dim=-1, keepdim=True)
         tt_keys.append(Ks)
     _check_rates(d, tt_keys, rule, rates)
-    Kc = Kc64.to(dtype=dtype, device=device)
+    Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
+    comp = _compiled(rule, dtype, device, engine)
     runs = {}
     small = str(device) == 'cpu' and subjects * len(cues) < 2**20
     with _threads(1 if small else torch.get_num_threads()):   # per-step ops this small run faster on one thread
-        for gi, (g, Ks) in enumerate(zip(d.groups, tt_keys)):
-            o_cpu, phase = _orders(g, gi, subjects, seed, miniblocks)
-            tts = g.trial_types
+        for g, Ks in zip(d.groups, tt_keys):
+            tts, T = g.trial_types, g.n
             f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
             lam_tt = f([lam if t.outcome == '+' else 0. for t in tts]); b_tt = f([0. if t.probe else rates[t.outcome] for t in tts])
             g_tt = f([1. if t.probe else gamma for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
-            out = _run(rule, o_cpu, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine)
-            if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
-                raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
-            runs[g.name] = dict(out, order=o_cpu, phase=phase, trial_types=tts)
-    params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=Kc.shape[1], overlap=float(overlap),
+            is_probe, pcols = torch.tensor([t.probe for t in tts]), [i for i, t in enumerate(tts) if t.probe]
+            counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
+            stats, pstats, first, same, probe, keep = None, None, None, None, None, []
+            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject)):   # bounded memory: block by block
+                o = _orders(g, seed, lo, hi, miniblocks)
+                out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine)
+                if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
+                    raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
+                stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
+                pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / counts[pcols].to(out['pred_sum'].dtype)).double())))
+                if first is None: first, same, probe = o[0].clone(), torch.ones(T, dtype=torch.bool), torch.ones(T, dtype=torch.bool)
+                for r in range(0, hi - lo, 2**14):                      # in slices: no [subjects, T] temporaries
+                    x = o[r:r + 2**14]; same &= (x == first).all(0); probe &= is_probe[x.long()].all(0)
+                if per_subject: keep.append(dict(order=o, pred_sum=out['pred_sum'], V=out['V']))
+                o = out = x = None                                       # one block in memory at a time
+            z = Kc.new_zeros(1, C).cpu()                                 # before the first trial every strength is 0
+            runs[g.name] = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=subjects,
+                                probe_mean=pstats[1], probe_sd=pstats[2], first=first, same=same, probe=probe,
+                                phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=tts)
+            if per_subject:
+                runs[g.name].update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
+                                    V=torch.cat([Kc.new_zeros(subjects, 1, C).cpu(), torch.cat([x['V'] for x in keep])], 1))
+                keep.clear()
+    params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=dkk, overlap=float(overlap),
                   salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
-                  subjects=subjects, seed=int(seed), miniblocks=bool(miniblocks), dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
+                  subjects=subjects, seed=seed, miniblocks=bool(miniblocks), dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
     return Result(d, rule, params, cues, runs)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
@@ -348,7 +502,7 @@ class Result:
     "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`table`, `probes`, `strengths`)."
     def __init__(self, design, rule, params, cues, runs):
         self.design, self.rule, self.params, self.cues, self.runs = design, rule, params, tuple(cues), runs
-        self._table = None
+        self._table = self._probes = None                               # built once, on first use
     def __repr__(self):
         return f"Result({self.rule}, groups={list(self.runs)}, cues={list(self.cues)}, subjects={self.params['subjects']})"
 
@@ -359,11 +513,11 @@ class Result:
             pd = importlib.import_module('pandas')
             frames = []
             for gname, r in self.runs.items():
-                (S, T), C = r['order'].shape, len(self.cues)
+                S, T, C = r['subjects'], len(r['phase']), len(self.cues)
                 m, s = r['mean'][:T], r['sd'][:T]
-                o = r['order']; same = (o == o[:1]).all(0).tolist()
-                labels = [r['trial_types'][int(o[0, t])].label if same[t] else '*' for t in range(T)]
-                probe = torch.tensor([tt.probe for tt in r['trial_types']])[o.long()].all(0).tolist()   # every subject probes here
+                lab = [tt.label for tt in r['trial_types']]
+                labels = [lab[i] if same else '*' for i, same in zip(r['first'].tolist(), r['same'].tolist())]
+                probe = r['probe'].tolist()                                     # every subject probes here
                 rep = lambda xs: [x for x in xs for _ in range(C)]
                 frames.append(pd.DataFrame(dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels),
                                                 cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
@@ -374,19 +528,20 @@ class Result:
     @property
     def probes(self) -> dict:
         "{group: [{'phase', 'cues', 'mean', 'sd', 'subjects'}, ...]} for every probe trial type, in design order."
-        out = {}
+        if self._probes is not None: return self._probes
+        out = self._probes = {}
+        groups = {g.name: g for g in self.design.groups}
         for gname, r in self.runs.items():
-            rows, i = [], 0
-            g = next(g for g in self.design.groups if g.name == gname)
-            for pi, ph in enumerate(g.phases, 1):
-                for tt in ph.trials:
-                    if tt.probe:
-                        per_subject = r['pred_sum'][:, i] / tt.count
-                        m, s = batch_mean_sd(per_subject.double())       # over subjects; exactly 0 when all agree
-                        rows.append(dict(phase=pi, cues=tt.cue_text, mean=float(m), sd=float(s), subjects=int(per_subject.shape[0])))
-                    i += 1
+            ms, sds, rows = iter(r['probe_mean'].tolist()), iter(r['probe_sd'].tolist()), []   # over subjects; sd exactly 0 when all agree
+            for pi, ph in enumerate(groups[gname].phases, 1):
+                rows += [dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])) for tt in ph.trials if tt.probe]
             out[gname] = rows
         return out
+
+    def orders(self, group:str) -> torch.Tensor:
+        "Every subject's trial order in `group`, `[subjects, T]` indices into its trial types (drawn again from the seed: memory subjects x trials)."
+        g = {g.name: g for g in self.design.groups}[group]
+        return _orders(g, self.params['seed'], 0, self.params['subjects'], self.params['miniblocks'])
 
     @property
     def strengths(self) -> dict:
@@ -415,7 +570,7 @@ class Result:
     def _draw(self, ax, names, ci=True, cues=None):
         styles = ['-', '--', ':', '-.']
         for gi, n in enumerate(names):
-            r = self.runs[n]; V, sd, S = r['mean'].double(), r['sd'].double(), r['order'].shape[0]; T = V.shape[0] - 1; half = 1.96 * sd / S**0.5
+            r = self.runs[n]; V, sd, S = r['mean'].double(), r['sd'].double(), r['subjects']; T = V.shape[0] - 1; half = 1.96 * sd / S**0.5
             for c, cue in enumerate(self.cues):
                 if cues is not None and cue not in [_cue_name(x) for x in cues]: continue
                 if not any(cue in t.cues for t in r['trial_types']) and V[:, c].abs().max() == 0 == sd[:, c].max(): continue   # a cue of another group
@@ -430,9 +585,10 @@ def compare(design,            # a design string or `Design`
             rules=RULES,       # families to run
             **kw,              # passed to `simulate` (beta, gamma, keys, subjects, ...)
            ) -> dict:          # {rule: Result}
-    "Simulate the same design under several families."
-    d = parse_design(design)
-    return {r: simulate(d, rule=r, **kw) for r in rules}
+    "Simulate the same design under several families (`gamma` goes to the families that have one)."
+    d, fams = parse_design(design), _families()
+    return {r: simulate(d, rule=r, **{k: x for k, x in kw.items() if k != 'gamma' or r not in fams or 'gamma' in fams[r].params})
+            for r in rules}
 
 def plot_compare(results:dict, # {rule: Result}, e.g. from `compare`
                  groups=None,  # group names to draw (default all)

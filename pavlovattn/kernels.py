@@ -9,7 +9,7 @@ import threading
 import numpy as np
 
 # %% auto #0
-__all__ = ['GOLDEN', 'available', 'mix64', 'stream_keys', 'shuffle_rows', 'summary_row']
+__all__ = ['GOLDEN', 'RANGES', 'available', 'mix64', 'stream_keys', 'shuffle_rows', 'summary_row']
 
 # %% ../nbs/00b_kernels.ipynb #340436da
 try: import numba
@@ -34,11 +34,12 @@ def mix64(z):
 def stream_keys(seed:int,       # the user's seed (any integer)
                 ids:tuple,      # what the stream is for, e.g. (group, phase, block): non-negative integers
                 subjects:int,   # number of subjects: one key each
+                first:int=0,    # the first subject's number (a block of subjects first..first+subjects-1)
                ) -> np.ndarray: # `[subjects]` uint64 keys
     "One 64-bit key per subject for the stream named by `seed` and `ids`."
     z = mix64(np.array([int(seed) % 2**64], dtype=np.uint64))
     for i in ids: z = mix64(z + np.array([int(i) % 2**64], dtype=np.uint64))
-    return mix64(z + np.arange(subjects, dtype=np.uint64) * GOLDEN)
+    return mix64(z + np.arange(int(first), int(first) + int(subjects), dtype=np.uint64) * GOLDEN)
 
 # %% ../nbs/00b_kernels.ipynb #5c4b01d1
 _M32, _REDRAW = np.uint64(0xFFFFFFFF), np.uint64(0xD1B54A32D192ED03)   # low 32 bits; the step between redraws
@@ -86,23 +87,29 @@ def _threads() -> int:
     "Worker threads for the kernels: numba's thread setting (NUMBA_NUM_THREADS; default: every core)."
     return max(1, int(numba.config.NUMBA_NUM_THREADS)) if numba is not None else 1
 
-def _parallel(fn, n:int) -> list:
-    "Run `fn(lo, hi)` over contiguous ranges covering 0..n-1 on every thread, the caller's included: each takes the next range when done (a slow core takes fewer); their results in order."
+def _parallel(fn, n:int, ranges:int|None=None, reduce=None):
+    "Run `fn(lo, hi)` over `ranges` contiguous ranges covering 0..n-1 (default 8 per thread) on every thread, the caller's included: each takes the next range when done (a slow core takes fewer). Returns their results in order, or with `reduce(acc, x)` their reduction in range order, each result dropped once it is added."
     global _pool
-    w = _threads(); k = max(1, min(8 * w, n))
+    w = _threads(); k = max(1, min(ranges or 8 * w, n))
     cuts = [i * n // k for i in range(k + 1)]
-    if w == 1 or k == 1: return [fn(cuts[i], cuts[i + 1]) for i in range(k)]
-    if _pool is None or _pool._max_workers != w - 1: _pool = ThreadPoolExecutor(w - 1, thread_name_prefix='pavlovattn')
-    out, nxt, lock = [None] * k, iter(range(k)), threading.Lock()
+    out, ready, lock, st = [None] * k, [False] * k, threading.Lock(), dict(next=0, done=0, acc=None)
     def work():
         while True:
-            with lock: i = next(nxt, None)
-            if i is None: return
-            out[i] = fn(cuts[i], cuts[i + 1])                  # the kernels release the GIL
-    helpers = [_pool.submit(work) for _ in range(w - 1)]
-    work()
-    for h in helpers: h.result()
-    return out
+            with lock:
+                i = st['next']; st['next'] += 1
+            if i >= k: return
+            x = fn(cuts[i], cuts[i + 1])                       # the kernels release the GIL
+            with lock:
+                out[i], ready[i] = x, True
+                while reduce is not None and st['done'] < k and ready[st['done']]:   # in range order, whichever thread finished
+                    d = st['done']; st['acc'] = out[d] if d == 0 else reduce(st['acc'], out[d]); out[d] = None; st['done'] += 1
+    if w > 1 and k > 1:
+        if _pool is None or _pool._max_workers != w - 1: _pool = ThreadPoolExecutor(w - 1, thread_name_prefix='pavlovattn')
+        helpers = [_pool.submit(work) for _ in range(w - 1)]
+        work()
+        for h in helpers: h.result()
+    else: work()
+    return out if reduce is None else st['acc']
 
 def shuffle_rows(base,            # `[L]` integer items to permute (repeats allowed)
                  keys,            # `[S]` uint64 keys, e.g. from `stream_keys`
@@ -171,6 +178,8 @@ if numba is not None:
         if shifted: s1 += a1; s2 += a2
         else: R[...] = ref
 
+RANGES = 32   # the summary cuts the subjects into this many ranges whatever the number of threads, and adds their sums in order
+
 def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the trial type of every step of every subject
                 K,              # `[N, dk]` float64: one key per trial type
                 v,              # `[N]`: the value (US) of each trial type
@@ -196,7 +205,7 @@ def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the tria
         s1, s2 = np.zeros((T, C)), np.zeros((T, C))
         _rows(idx, lo, hi, K, bv, bg, gamma, Gm, Kall, S0, gated, ref, s1, s2, True, ps, cnt, Sf)
         return s1, s2
-    parts = _parallel(chunk, B)
-    a1, a2 = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    def add(a, b): a[0][...] += b[0]; a[1][...] += b[1]; return a
+    a1, a2 = _parallel(chunk, B, ranges=RANGES, reduce=add)
     var = (a2 - a1 * a1 / max(B, 1)) / max(B - 1, 1)
     return ps, cnt, Sf, ref + a1 / max(B, 1), np.sqrt(np.maximum(var, 0.0))

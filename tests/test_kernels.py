@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 from pavlovattn import kernels
-from pavlovattn.core import recur, SCALAR_GATE_RULES, RULES, UnstableRateError
+from pavlovattn.core import recur, SCALAR_GATE_RULES, RULES, FAMILIES, UnstableRateError
 from pavlovattn.designs import simulate
 
 needs_numba = pytest.mark.skipif(not kernels.available(), reason='numba is not installed')
@@ -68,7 +68,7 @@ def test_summary_engines_agree(rule, B, T):
     ix = torch.randint(0, K.shape[0], (B, T), generator=torch.Generator().manual_seed(T))
     S0 = torch.randn(B, 2, 3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(B)) / 4
     for probes, s0 in ((P, S0), (None, None)):
-        a, c = (recur(K, V, rule=rule, beta=b, gamma=0.9, S0=s0, probes=probes, index=ix, summary=True, engine=e)
+        a, c = (recur(K, V, rule=rule, beta=b, **FAMILIES[rule].kwargs(gamma=0.9), S0=s0, probes=probes, index=ix, summary=True, engine=e)
                 for e in ('torch', 'numba'))
         for x, y in zip(a, c):
             if x is None: assert y is None; continue
@@ -109,18 +109,18 @@ DESIGNS = ['a: !12A+/12AB-/4#B | !6AC-/6C+ | 3#C ; b: 8B+ | !4AB-/4(ctx)+/2#A(ct
 @pytest.mark.parametrize('rule', SCALAR_GATE_RULES)
 @pytest.mark.parametrize('design', DESIGNS)
 def test_simulate_engines_agree(rule, design):
-    kw = dict(rule=rule, beta=0.3, gamma=0.9, subjects=300, seed=5, keys='random', dk=7, overlap=0.2, salience={'A': 0.7})
+    kw = dict(rule=rule, beta=0.3, **FAMILIES[rule].kwargs(gamma=0.9), subjects=300, seed=5, keys='random', dk=7, overlap=0.2, salience={'A': 0.7})
     a, c = simulate(design, engine='torch', **kw), simulate(design, engine='numba', **kw)
     for g in a.runs:
-        for key in ('mean', 'sd', 'pred_sum'):
+        for key in ('mean', 'sd', 'probe_mean', 'probe_sd'):
             torch.testing.assert_close(a.runs[g][key], c.runs[g][key], atol=1e-12, rtol=0)
-        assert (a.runs[g]['order'] == c.runs[g]['order']).all()
+        assert (a.orders(g) == c.orders(g)).all()
     assert a.to_json()['groups'].keys() == c.to_json()['groups'].keys()
 
 def test_subject_orders_do_not_depend_on_the_number_of_subjects():
     d = 'g1: !10A+/10B- | !5AB+/5C- ; g2: !3A+/3B+'
     small, big = simulate(d, subjects=7, seed=3), simulate(d, subjects=3000, seed=3)
-    for g in small.runs: assert (small.runs[g]['order'] == big.runs[g]['order'][:7]).all()
+    for g in small.runs: assert (small.orders(g) == big.orders(g)[:7]).all()
 
 @pytest.mark.parametrize('rule', RULES)
 def test_per_subject_strengths_match_the_summary(rule):

@@ -97,3 +97,83 @@ def test_bad_input_is_one_line_and_exit_2(args, msg):
     assert r.returncode == 2, r.stdout + r.stderr
     assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert 'Traceback' not in r.stderr and r.stdout == ''
+
+# ---- issue 14: sizes checked before allocating, nothing accepted that does nothing, reports written safely ----
+
+@pytest.mark.parametrize('args, msg', [
+    (['1000000000000A+'], 'bad trial type "1000000000000A+" at position 1: count 1000000000000 is more than 1,000,000 trials'),
+    (['10A+', '--subjects', '1000000000000'], 'subject-trials is more than one run simulates'),
+    (['10A+', '--dk', '1000000000000'], 'this run needs about'),
+    (['10A+', '--dk', '0'], 'dk must be an integer >= 1'),
+    (['10A+', '--device', 'meta'], "device 'meta' cannot run this here"),
+    (['10A+', '--salience', 'A=1,A=0.5'], "--salience gives 'A' twice ('A=1' and 'A=0.5')"),
+    (['10(ctx)+', '--salience', 'ctx=1,(ctx)=0.5'], "--salience gives 'ctx' twice"),
+    (['20A+ | #A', '--rule', 'delta', '--gamma', '0'], 'the delta family has no gamma'),
+    (['20A+ | #A', '--rule', 'hebbian', '--gamma', '0.5'], 'the hebbian family has no gamma'),
+    (['١٠A+'], '"١" at position 1: counts are written with the ASCII digits 0-9'),
+    (['𝟏𝟎A+'], 'counts are written with the ASCII digits 0-9'),
+    (['10A\u2028* | 1B+'], 'bad trial type "10A\\u2028*" at position 1'),
+    (['10A\x0b* | 1B+'], 'bad trial type "10A\\x0b*" at position 1'),
+    (['10A\x1c*'], 'bad trial type "10A\\x1c*"'),
+    (['10A\x85*'], 'bad trial type "10A\\x85*"'),
+    (['10A+', '--salience', 'Z\u2028Y=0.5'], 'salience given for unknown cue(s) Z\\u2028Y'),
+])
+def test_issue14_refusals_are_one_line_exit_2(args, msg):
+    r = pv(*args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith('pavlovattn run: ') and 'Traceback' not in r.stderr and r.stdout == ''
+
+def test_cuda_refused_without_a_gpu():
+    import torch
+    if torch.cuda.is_available(): pytest.skip('this machine has CUDA')
+    r = pv('10A+', '--device', 'cuda')
+    assert r.returncode == 2 and r.stderr.startswith("pavlovattn run: device 'cuda' cannot run this here") and len(r.stderr.splitlines()) == 1
+
+def test_gamma_one_is_accepted_for_a_family_without_gamma():
+    assert run_json('20A+ | #A', '--gamma', '1')['params']['gamma'] == 1.0
+
+def test_memory_does_not_grow_with_subjects():
+    "A summary over a million subjects streams in blocks: peak memory well below the 2 bytes x subject-trials its orders would take."
+    code = ("import resource, sys; from pavlovattn.cli import main; main(['run', '!100A+/100B-', '--subjects', '1000000', '--format', 'json']);"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)")
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rss = int(r.stderr.strip().splitlines()[-1])
+    j = json.loads(r.stdout); assert j['groups']['group']['strengths']['A'] > 0
+    from pavlovattn.designs import BLOCK_BYTES
+    assert rss < 900 * 2**20 + BLOCK_BYTES, rss          # torch's own footprint plus about one block
+
+def test_table_format_is_linear_in_groups():
+    "1,000 groups print in seconds (the table used to recompute every group's probes inside its loop over groups)."
+    import time
+    design = ' ; '.join(f'g{i}: 2A+ | #A' for i in range(1000))
+    t = time.perf_counter(); r = pv(design); dt = time.perf_counter() - t
+    assert r.returncode == 0 and r.stdout.count('\ngroup g') == 1000, r.stderr
+    assert dt < 60, dt
+
+def reproduce(*args):
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'reproduce', *args], capture_output=True, text=True, timeout=300)
+
+def test_reproduce_json_is_written_atomically(tmp_path, monkeypatch):
+    "The report goes to a temporary file in the same folder and is renamed over the old one: a failed write leaves the old report whole."
+    from pavlovattn import cli
+    path = tmp_path / 'report.json'
+    cli._write_json(str(path), [{'id': 'x'}])
+    assert json.loads(path.read_text()) == [{'id': 'x'}]
+    def boom(*a, **k): raise OSError(28, 'No space left on device')
+    monkeypatch.setattr(cli.json, 'dump', lambda obj, f, **k: (f.write('[{"id": "y", "trunc'), boom()))
+    with pytest.raises(cli.UsageError, match="pavlovattn reproduce: cannot write .*No space left on device"):
+        cli._write_json(str(path), [{'id': 'y'}])
+    assert json.loads(path.read_text()) == [{'id': 'x'}]                 # the old report is whole
+    assert [p.name for p in tmp_path.iterdir()] == ['report.json']      # and no temporary file is left behind
+
+def test_reproduce_list_json_and_unwritable_path(tmp_path):
+    r = reproduce('--list', '--json', str(tmp_path / 'ids.json'))
+    assert r.returncode == 0 and isinstance(json.loads((tmp_path / 'ids.json').read_text()), list)
+    r = reproduce('--list', '--json', str(tmp_path / 'no' / 'such' / 'dir.json'))
+    assert r.returncode == 2 and r.stderr.startswith('pavlovattn reproduce: cannot write') and len(r.stderr.splitlines()) == 1
+
+def test_reproduce_refuses_meta_device():
+    r = reproduce('--only', 'core-deltanet-is-rescorla-wagner', '--device', 'meta', '--quiet')
+    assert r.returncode == 2 and r.stderr.startswith("pavlovattn reproduce: device 'meta'") and len(r.stderr.splitlines()) == 1
