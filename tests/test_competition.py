@@ -57,3 +57,21 @@ def test_dissociation_blocking_row():
     row = dissociation_row('blocking', subjects=1)
     assert set(row) == set(FAMILIES)
     assert row['delta']['present'] and not row['hebbian']['present'] and not row['decay']['present']
+
+def test_tested_set_is_the_one_fixed_before_measuring():
+    "delta and gated-delta (and the contiguity families) are tested; the second criterion is a separate claim, not a replacement."
+    from pavlovattn.competition import TESTED, GAMMA, ci_above_zero
+    from pavlovattn.registry import load_claims
+    assert set(TESTED) == {'hebbian', 'decay', 'delta', 'gated-delta'} and GAMMA['gated-delta'] == 0.95
+    c = load_claims()
+    assert 'cue-competition-dissociation' in c and 'cue-competition-ci-above-zero' in c
+    assert 'FORMULATED AFTER THE FIRST RESULT' in c['cue-competition-ci-above-zero'].claim
+    assert ci_above_zero({'effect': 0.03, 'se': 0.001}) and not ci_above_zero({'effect': 0.03, 'se': 0.02})
+
+def test_gated_delta_misses_fail_their_rows():
+    "Retardation: gated-delta's effect is real (CI above 0) but below 0.05 lambda, so the row's check fails."
+    from pavlovattn.registry import run_claims
+    (r,), _ = run_claims(['dissociation-retardation'], progress=False)
+    assert r['check'] == 'fail' and 'gated-delta' in r['measured']
+    g = r['data']['gated-delta']
+    assert 0 < g['effect'] - 1.96 * g['se'] and g['effect'] < 0.05
