@@ -5,7 +5,7 @@ import pytest
 import torch
 from pavlovattn.core import recur
 from pavlovattn.capacity import (PROTOCOL, PairMemory, random_pairs, row_sum_coherence, worst_case_check, top1, capacity,
-                                 _crossing, crosstalk_error, sphere_abs_dot, theory_nstar)
+                                 _crossing, crosstalk_error, crosstalk_moments, sphere_abs_dot, theory_nstar)
 
 def test_worst_case_bound_every_item():
     "|r_i - v_i| <= R_i on every item of many (d, N) settings, float64; decoding exact wherever the premises hold."
@@ -61,8 +61,14 @@ def test_average_case_large_n():
     for x in crosstalk_error(16, ns=(128,), draws=512, seed=11):
         assert abs(x['z']) < 4, x
 
-def test_theory_values():
-    assert theory_nstar('accurate', 100) == pytest.approx(31.0)
-    assert theory_nstar('worst', 64) == pytest.approx(1 + 0.5 / sphere_abs_dot(64))
-    n = theory_nstar('identification', 128)
+def test_theory_values_against_independent_facts():
+    "The theory curves checked against known values and simulation, not against the formulas they are written with."
+    assert sphere_abs_dot(2) == pytest.approx(2 / math.pi, rel=1e-12)      # |cos| of a uniform angle
+    assert sphere_abs_dot(3) == pytest.approx(0.5, rel=1e-12)              # the cosine is uniform on [-1, 1] in R^3
+    m = crosstalk_moments(64, pairs=100_000, seed=1)
+    assert abs(m['abs']['z']) < 4 and abs(m['c2']['z']) < 4, m
+    d = 64; n = math.floor(theory_nstar('accurate', d))                     # accurate: mean relative error crosses eps^2 = 0.3 there
+    below, above = crosstalk_error(d, ns=(n - 1, n + 2), draws=2048, seed=5)
+    assert below['ci'][1] < PROTOCOL['accurate']['eps2'] < above['ci'][0], (below, above)
+    n = theory_nstar('identification', 128)                                # the solver returns the fixed point it claims to
     assert n * 4 * math.log(n) == pytest.approx(128 ** 2, rel=1e-9)
