@@ -104,7 +104,7 @@ def _parse_trial(raw:str, off:int) -> TrialType:
     def bad(why): raise DesignError(f'bad trial type "{_show(s)}" at position {p}: {why}')
     i, n = 0, len(s)
     while i < n and s[i] in _DIGITS: i += 1
-    if i > len(str(MAX_COUNT)) or (i and int(s[:i]) > MAX_COUNT):
+    if len(s[:i].lstrip('0')) > len(str(MAX_COUNT)) or (i and int(s[:i]) > MAX_COUNT):       # no int() of 5,000 digits
         bad(f'count {_show(s[:i], 20)} is more than {MAX_COUNT:,} trials of one type')
     count = int(s[:i]) if i else None
     while i < n and s[i].isspace(): i += 1
