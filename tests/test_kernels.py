@@ -137,3 +137,69 @@ def test_summary_overflow_is_refused_not_propagated(engine):
     ix = torch.randint(0, 2, (4, 30))
     with pytest.raises(NonFiniteError, match='hebbian recurrence produced NaN or inf'):
         recur(K, V, rule='hebbian', index=ix, probes=torch.eye(3, dtype=torch.float64), summary=True, engine=engine)
+
+# ---- issue 14: determinism across thread counts, bounded memory, orders keyed by the group's name ----
+
+@needs_numba
+def test_summary_is_bit_identical_for_any_number_of_threads(monkeypatch):
+    K, V, b, P = _tables(9)
+    ix = torch.randint(0, 4, (5000, 60), generator=torch.Generator().manual_seed(1))
+    runs = []
+    for w in (1, 2, 3, 7):
+        monkeypatch.setattr(kernels, '_threads', lambda w=w: w)
+        runs.append(recur(K, V, rule='gated-delta', beta=b, gamma=0.9, probes=P, index=ix, summary=True, engine='numba'))
+    for r in runs[1:]:
+        for x, y in zip(runs[0], r):
+            if x is not None: assert torch.equal(x if torch.is_tensor(x) else x.values, y if torch.is_tensor(y) else y.values)
+
+@needs_numba
+def test_numba_num_threads_does_not_change_the_last_bit():
+    import json, os, subprocess, sys
+    code = ("import json; from pavlovattn.designs import simulate; r = simulate('a: !40A+/40AB-/20#B | !30B- ; b: !25A+/25C+', rule='delta', "
+            "beta=0.2, subjects=20000, seed=3, engine='numba'); print(json.dumps({g: [x['mean'].tolist(), x['sd'].tolist()] for g, x in r.runs.items()}))")
+    out = [subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, env=dict(os.environ, NUMBA_NUM_THREADS=str(n)))
+           for n in (1, 2)]
+    assert all(o.returncode == 0 for o in out), [o.stderr for o in out]
+    assert json.loads(out[0].stdout) == json.loads(out[1].stdout)     # float64 printed exactly (repr round-trips)
+
+def test_stream_keys_of_a_block_are_the_keys_of_those_subjects():
+    assert (kernels.stream_keys(5, (1, 2), 40)[17:29] == kernels.stream_keys(5, (1, 2), 12, first=17)).all()
+
+def test_orders_are_keyed_by_the_group_name():
+    alone, after = simulate('a: !10A+/10B-', subjects=20, seed=4), simulate('z: 3C+ ; a: !10A+/10B-', subjects=20, seed=4)
+    assert (alone.orders('a') == after.orders('a')).all()
+    assert (simulate('b: !10A+/10B-', subjects=20, seed=4).orders('b') != alone.orders('a')).any()   # another name, other orders
+
+@pytest.mark.parametrize('rule', RULES)
+def test_blocks_of_subjects_merge_to_the_same_summary(rule, monkeypatch):
+    "Subjects simulated block by block (bounded memory): the merged mean and sd equal the per-subject strengths' mean and sd."
+    from pavlovattn import designs
+    kw = dict(rule=rule, beta=0.2, subjects=300, seed=2, per_subject=True)
+    one = simulate(DESIGNS[0], **kw)
+    monkeypatch.setattr(designs, 'BLOCK_BYTES', 20_000)                  # many blocks
+    many = simulate(DESIGNS[0], **kw)
+    assert len(designs._blocks(300, designs._subject_bytes(31, 4, 8, 4, True, True))) > 5
+    for g, x in many.runs.items():
+        assert torch.equal(x['V'], one.runs[g]['V']) and torch.equal(x['order'], one.runs[g]['order'])
+        for key in ('mean', 'sd', 'probe_mean', 'probe_sd'):
+            torch.testing.assert_close(x[key], one.runs[g][key], atol=1e-12, rtol=0)
+        torch.testing.assert_close(x['mean'], x['V'].mean(0), atol=1e-12, rtol=0)
+        torch.testing.assert_close(x['sd'], x['V'].std(0), atol=1e-12, rtol=0)
+    assert many.table.drop(columns=['mean', 'sd']).equals(one.table.drop(columns=['mean', 'sd']))
+
+def test_identical_subjects_in_many_blocks_have_sd_exactly_zero(monkeypatch):
+    from pavlovattn import designs
+    monkeypatch.setattr(designs, 'BLOCK_BYTES', 5_000)
+    r = simulate('10A+ | 5AB- | #B', subjects=100, beta=0.3)
+    assert all(float(x['sd'].abs().max()) == 0 and float(x['probe_sd'].abs().max()) == 0 for x in r.runs.values())
+
+def test_simulate_integers_and_sizes():
+    from pavlovattn.designs import SizeError
+    assert simulate('10A+', subjects=np.int64(5), seed=np.int32(2), dk=np.int64(3)).params['subjects'] == 5
+    for bad, msg in ((dict(seed=1.7), 'seed must be an integer; got 1.7'), (dict(subjects=True), 'subjects must be a positive integer'),
+                     (dict(subjects=2.0), 'subjects must be a positive integer'), (dict(dk=2.5), 'dk must be an integer')):
+        with pytest.raises(ValueError, match=msg.replace('(', r'\(')): simulate('10A+', **bad)
+    with pytest.raises(SizeError, match='this run needs about .* of memory'): simulate('10A+', dk=10**12)
+    with pytest.raises(SizeError, match='subject-trials is more than one run simulates'): simulate('10A+', subjects=10**12)
+    with pytest.raises(ValueError, match="device 'meta' cannot run a simulation"): simulate('10A+', device='meta')
+    with pytest.raises(ValueError, match='salience of A given twice'): simulate('10A+', salience={'A': 1, '(A)': 0.5})
