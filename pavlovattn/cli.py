@@ -8,7 +8,7 @@ import argparse, importlib, json, math, os, sys, tempfile
 import torch
 from .registry import load_claims, run_claims, format_table
 from .core import RULES
-from .designs import simulate, parse_design, one_line, KEY_CODINGS, DesignError
+from .designs import simulate, parse_design, one_line, KEY_CODINGS
 
 # %% auto #0
 __all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'UsageError', 'subcommand', 'main']

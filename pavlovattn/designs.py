@@ -338,11 +338,11 @@ def _compiled(rule, dtype, device, engine) -> bool:
     return (engine != 'torch' and importlib.import_module('pavlovattn.kernels').available() and torch.device(device).type == 'cpu'
             and dtype == torch.float64 and rule in getattr(core, 'SCALAR_GATE_RULES', ()))
 
-def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool) -> int:
+def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=False) -> int:
     "Working bytes per subject in a block of one group: its order, and the tensor loop's per-step tensors (the compiled kernel's few rows)."
-    b = 2 * T + 8 * 4 * (N + dk) + 64
-    if not compiled: b += 8 * 3 * T * (2 * dk + C + N + 4)        # gathered keys, values, rates, gates, read-outs per step (x3: temporaries)
-    if per_subject: b += 8 * 3 * T * (2 * dk + C + 4)             # the per-step pass that keeps every read-out
+    b, x = 2 * T + 8 * 4 * (N + dk) + 64, 6 if exemplar else 3  # x: temporaries (softmax reads its whole memory every step: measured ~2x)
+    if not compiled: b += 8 * x * T * (2 * dk + C + N + 4)        # gathered keys, values, rates, gates, read-outs per step
+    if per_subject: b += 8 * x * T * (2 * dk + C + 4)             # the per-step pass that keeps every read-out
     return b
 
 def _blocks(S, per:int) -> list:
@@ -357,11 +357,12 @@ def memory_estimate(design,                # a design string or `Design`
     "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, one block of subjects, and the results."
     d = parse_design(design); C = len(d.cues); dk = C if dk is None else dk
     comp = _compiled(rule, _dtype(dtype), device, engine)
+    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
     est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0),
                block=0, results=0, per_subject=0)
     for g in d.groups:
         T, N = g.n, len(g.trial_types)
-        per = _subject_bytes(T, C, N, dk, comp, per_subject)
+        per = _subject_bytes(T, C, N, dk, comp, per_subject, _families()[rule].exemplar)
         est['block'] = max(est['block'], min(subjects, max(1, BLOCK_BYTES // max(per, 1))) * per)
         est['results'] += 8 * 2 * (T + 1) * C + 8 * 4 * T + 8 * 2 * N
         if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C + 2 * T + 8 * N)
@@ -401,7 +402,7 @@ def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine)
     est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, engine), _available_bytes(device)
     if est['total'] > have:
         part = max(('keys', 'block', 'results', 'per_subject'), key=est.get)
-        why = dict(keys=f'keys of {len(d.cues)} cues and the trial types in dk={dk if dk is not None else len(d.cues)} dimensions',
+        why = dict(keys=f"the keys of {len(d.cues)} cue{'s' * (len(d.cues) != 1)} and the trial types in dk={dk if dk is not None else len(d.cues)} dimensions",
                    block='one block of subjects', results="the results (every cue's mean and sd per trial)",
                    per_subject="every subject's strengths (per_subject=True)")[part]
         raise SizeError(f'this run needs about {_size(est["total"])} of memory (mostly {why}: {_size(est[part])}), '
@@ -469,24 +470,21 @@ def simulate(design,                  # a design string or a parsed `Design`
             f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
             lam_tt = f([lam if t.outcome == '+' else 0. for t in tts]); b_tt = f([0. if t.probe else rates[t.outcome] for t in tts])
             g_tt = f([1. if t.probe else gamma for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
-            is_probe, pcols = torch.tensor([t.probe for t in tts]), [i for i, t in enumerate(tts) if t.probe]
+            pcols = [i for i, t in enumerate(tts) if t.probe]
             counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
-            stats, pstats, first, same, probe, keep = None, None, None, None, None, []
-            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject)):   # bounded memory: block by block
+            stats, pstats, keep = None, None, []
+            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar)):   # bounded memory: block by block
                 o = _orders(g, seed, lo, hi, miniblocks)
                 out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine)
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
                 stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
                 pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / counts[pcols].to(out['pred_sum'].dtype)).double())))
-                if first is None: first, same, probe = o[0].clone(), torch.ones(T, dtype=torch.bool), torch.ones(T, dtype=torch.bool)
-                for r in range(0, hi - lo, 2**14):                      # in slices: no [subjects, T] temporaries
-                    x = o[r:r + 2**14]; same &= (x == first).all(0); probe &= is_probe[x.long()].all(0)
                 if per_subject: keep.append(dict(order=o, pred_sum=out['pred_sum'], V=out['V']))
-                o = out = x = None                                       # one block in memory at a time
+                o = out = None                                           # one block in memory at a time
             z = Kc.new_zeros(1, C).cpu()                                 # before the first trial every strength is 0
             runs[g.name] = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=subjects,
-                                probe_mean=pstats[1], probe_sd=pstats[2], first=first, same=same, probe=probe,
+                                probe_mean=pstats[1], probe_sd=pstats[2],
                                 phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=tts)
             if per_subject:
                 runs[g.name].update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
@@ -515,15 +513,27 @@ class Result:
             for gname, r in self.runs.items():
                 S, T, C = r['subjects'], len(r['phase']), len(self.cues)
                 m, s = r['mean'][:T], r['sd'][:T]
-                lab = [tt.label for tt in r['trial_types']]
-                labels = [lab[i] if same else '*' for i, same in zip(r['first'].tolist(), r['same'].tolist())]
-                probe = r['probe'].tolist()                                     # every subject probes here
+                labels, probe = self._columns(gname)
                 rep = lambda xs: [x for x in xs for _ in range(C)]
                 frames.append(pd.DataFrame(dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels),
                                                 cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
                                                 sd=s.reshape(-1).numpy(), subjects=S)))
             self._table = pd.concat(frames, ignore_index=True)
         return self._table
+
+    def _columns(self, gname:str) -> tuple:
+        "Per step of a group: its trial type's label where every subject has the same one (else '*'), and whether every subject probes there. The orders are drawn again, block by block: only the table pays for it."
+        r, g, p = self.runs[gname], {g.name: g for g in self.design.groups}[gname], self.params
+        tts, T = r['trial_types'], g.n
+        is_probe, first, probe = torch.tensor([t.probe for t in tts]), None, torch.zeros(T, dtype=torch.bool)
+        for lo, hi in _blocks(p['subjects'], 16 * T + 64):
+            o = _orders(g, p['seed'], lo, hi, p['miniblocks'])
+            if first is None: first, mn, mx, probe = o[0].clone(), o.amin(0), o.amax(0), is_probe[o[0].long()]
+            else: mn, mx = torch.minimum(mn, o.amin(0)), torch.maximum(mx, o.amax(0))
+            for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14].long()].all(0)   # in slices
+            o = None
+        lab = [t.label for t in tts]
+        return [lab[i] if same else '*' for i, same in zip(first.tolist(), (mn == mx).tolist())], probe.tolist()
 
     @property
     def probes(self) -> dict:
