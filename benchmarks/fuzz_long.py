@@ -1,7 +1,7 @@
 """The long fuzz run of issue 14 (the short one is tests/test_fuzz.py, run by `make test`).
 
 1. The properties of tests/test_fuzz.py with fresh random examples and a large budget: the design grammar against the
-   reference reading of it, printed designs parsing back to themselves, and `pavlovattn run` in-process (exit 0 or 2,
+   reference reading of it, printed designs parsing back to themselves, `recur`'s refusals, and `pavlovattn run` in-process (exit 0 or 2,
    one line on stderr, never a traceback).
 2. Real `pavlovattn run` processes with arguments drawn from the same strategy, under a watchdog (wall-clock limit and
    a resident-memory limit polled from /proc): each must exit 0 or 2, print one line on stderr when it exits 2, and

@@ -1,5 +1,6 @@
 """Property-based tests (hypothesis) of issue 14: the design grammar against a small reference reading of the documented
-grammar (designs page, "The design language"), printed designs parsing back to themselves, and the command line's exit
+grammar (designs page, "The design language"), printed designs parsing back to themselves, `recur`'s refusals (any
+shape, dtype, container or parameter: finite results or one-line ValueError/TypeError) and the command line's exit
 statuses (0 or 2 with one line on stderr, never a traceback). The budget here is small (a few seconds);
 `benchmarks/fuzz_long.py` runs the same properties much longer, plus real processes under a watchdog."""
 import contextlib, io, math, os, re
@@ -167,3 +168,33 @@ def check_cli(args):
 @given(argv)
 def test_cli_exits_0_or_2_never_a_traceback(args):
     check_cli(args)
+
+# ---- recur's refusals: any shape, dtype, container or parameter either runs (finite results) or is refused with one line ----
+from pavlovattn.core import recur
+from pavlovattn.families import FAMILIES
+
+@st.composite
+def recur_call(draw):
+    B, T, H, dk, dv = draw(st.integers(0, 2)), draw(st.integers(0, 4)), 1, draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    dtype = draw(st.sampled_from(['float64', 'float32', 'int64', 'bool', 'complex64']))
+    box = draw(st.sampled_from(['tensor', 'numpy', 'list']))
+    def make(shape, scale):
+        import torch
+        x = (torch.rand(*shape, generator=torch.Generator().manual_seed(draw(st.integers(0, 99)))) * scale).to(getattr(torch, dtype))
+        return x if box == 'tensor' else x.numpy() if box == 'numpy' else x.tolist()
+    kw = dict(rule=draw(st.sampled_from(sorted(FAMILIES) + ['nope'])), beta=draw(st.sampled_from([0.0, 0.2, 1.0, -0.5, math.nan, math.inf])))
+    for name, values in (('gamma', [None, 0.5, 1.0, 1.5, -0.1]), ('tau', [None, 1.0, 0.0, -1.0]), ('sink', [None, 1.0, 0.0, -1.0])):
+        x = draw(st.sampled_from(values))
+        if x is not None: kw[name] = x
+    return make((B, T, H, dk), 0.7), make((B, T, H, dv), 1.0), kw
+
+@FAST
+@given(recur_call())
+def test_recur_runs_or_refuses_with_one_line(call):
+    import torch
+    k, v, kw = call
+    try: tr = recur(k, v, **kw)
+    except (ValueError, TypeError) as e:
+        assert len(str(e).splitlines()) == 1 and str(e), repr(e)
+        return
+    assert torch.isfinite(tr.pred).all() and torch.isfinite(tr.out).all(), kw
