@@ -1,0 +1,110 @@
+"""Speed of the chunk-parallel forms against the reference loop, per family, in one run (ratios, not timed tests).
+
+Workload: one head, d_k = d_v = D (64), unit keys, random values, rates in (0, 1), gates in (0.9, 1) where the family
+has them, float32, the current device (CPU unless CUDA is present). For every fixed-state family of
+`pavlovattn.families.FAMILIES`, algorithm in {sequential, chunked (C = 64)}, T in {256, 1024, 4096}, batch in {1, 16}:
+  fwd      recur(..., algorithm=A) under torch.no_grad() (predictions, outputs, final state)
+  fwd+bwd  recur(...) with gradients on q, k, v, beta, then backward() of the outputs' sum (T <= 1024 only)
+Protocol: one warm-up call per cell, then the median of REPEATS calls; the two algorithms of a cell are timed back to
+back, so each ratio compares like with like under the same load. The plain numpy loop (DeltaNet, batch 1, float64 and
+float32, the textbook per-step update) is the baseline for the reference loop itself.
+Targets (2-core CPU, issue "families/chunked/layers"): chunked linear attention >= 10x and chunked DeltaNet >= 8x the
+sequential loop at batch 1, T = 4096; DeltaNet >= 3x at batch 16; forward+backward of chunked DeltaNet >= 10x the
+sequential loop's forward+backward at T = 1024; the sequential loop no slower than the numpy loop at batch 1.
+Usage: python benchmarks/bench_chunked.py [--quick] [--repeats 3] [--families delta,hebbian]
+  --quick: only T = 1024 and 4096 at batch 1 and 16 for hebbian and delta (the targets' cells)
+"""
+import argparse, os, statistics, sys, time, datetime, platform
+import numpy as np
+import torch
+from pavlovattn.families import FAMILIES
+from pavlovattn.core import recur
+
+def timed(fn, repeats):
+    "One warm-up call, then the median of `repeats` timed calls."
+    fn(); ts = []
+    for _ in range(repeats):
+        t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
+    return statistics.median(ts)
+
+def inputs(fam, B, T, D, device, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    k = torch.nn.functional.normalize(torch.randn(B, T, 1, D, generator=g), dim=-1)
+    if fam.extra_row == 'norm': k = k.abs()
+    q, v = torch.randn(B, T, 1, D, generator=g), torch.randn(B, T, 1, D, generator=g)
+    if fam.extra_row == 'norm': q = q.abs()
+    kw = dict(beta=torch.rand(B, T, 1, generator=g))
+    if 'gamma' in fam.params: kw['gamma'] = 0.9 + 0.1 * torch.rand(B, T, 1, *((D,) if fam.gate == 'channel' else ()), generator=g)
+    if fam.write_key: kw['kw'] = k * 0.9
+    to = lambda x: x.to(device=device, dtype=dtype)
+    return to(q), to(k), to(v), {n: to(x) for n, x in kw.items()}
+
+def cell(fam, B, T, D, device, alg, bwd, repeats):
+    q, k, v, kw = inputs(fam, B, T, D, device)
+    if not bwd:
+        def f():
+            with torch.no_grad(): recur(k, v, q, rule=fam.name, algorithm=alg, check=False, **kw)
+    else:
+        def f():
+            xs = [x.clone().requires_grad_() for x in (q, k, v, kw['beta'])]
+            tr = recur(xs[1], xs[2], xs[0], rule=fam.name, algorithm=alg, check=False, **{**kw, 'beta': xs[3]})
+            tr.out.sum().backward()
+    if device.type == 'cuda':
+        g = f
+        def f(): g(); torch.cuda.synchronize()
+    return timed(f, repeats)
+
+def numpy_delta(B, T, D, dtype, seed=0):
+    "The textbook per-step DeltaNet update in numpy (batch 1): read, error, outer-product write, read."
+    rng = np.random.default_rng(seed)
+    k = rng.standard_normal((T, D)).astype(dtype); k /= np.linalg.norm(k, axis=1, keepdims=True)
+    v, q, b = rng.standard_normal((T, D)).astype(dtype), rng.standard_normal((T, D)).astype(dtype), rng.random(T).astype(dtype)
+    def f():
+        S = np.zeros((D, D), dtype); out = np.empty((T, D), dtype)
+        for t in range(T):
+            p = S @ k[t]; S += np.outer(b[t] * (v[t] - p), k[t]); out[t] = S @ q[t]
+        return out
+    return f
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--quick', action='store_true'); ap.add_argument('--repeats', type=int, default=3)
+    ap.add_argument('--families', default=None); ap.add_argument('--D', type=int, default=64)
+    a = ap.parse_args(argv)
+    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    fams = [f for f in FAMILIES.values() if not f.exemplar]
+    if a.families: fams = [FAMILIES[n] for n in a.families.split(',')]
+    elif a.quick: fams = [FAMILIES['hebbian'], FAMILIES['delta']]
+    Ts, Bs = ((1024, 4096) if a.quick else (256, 1024, 4096)), (1, 16)
+    print(f"# {datetime.date.today()} | {device} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads) | load average {os.getloadavg()[0]:.2f} | D = {a.D}, float32")
+    print(f"{'family':13s} {'pass':8s} {'B':>3s} {'T':>5s} {'sequential ms':>14s} {'chunked ms':>11s} {'ratio':>7s}")
+    R = {}
+    for fam in fams:
+        for bwd in (False, True):
+            for B in Bs:
+                for T in Ts:
+                    if bwd and T > 1024: continue                                 # the loop's backward over 4096 steps takes minutes
+                    s = cell(fam, B, T, a.D, device, 'sequential', bwd, a.repeats)
+                    c = cell(fam, B, T, a.D, device, 'chunked', bwd, a.repeats)
+                    R[fam.name, bwd, B, T] = s / c
+                    print(f"{fam.name:13s} {'fwd+bwd' if bwd else 'fwd':8s} {B:3d} {T:5d} {s * 1e3:14.1f} {c * 1e3:11.1f} {s / c:7.1f}x", flush=True)
+    base = {}
+    for dt, tdt in ((np.float64, torch.float64), (np.float32, torch.float32)):
+        tn = timed(numpy_delta(1, 4096, a.D, dt), a.repeats)
+        q, k, v, kw = inputs(FAMILIES['delta'], 1, 4096, a.D, torch.device('cpu'), dtype=tdt)
+        def f():
+            with torch.no_grad(): recur(k, v, q, rule='delta', algorithm='sequential', check=False, **kw)
+        ts = timed(f, a.repeats); base[dt.__name__] = tn / ts
+        print(f"numpy loop (delta, B=1, T=4096, {dt.__name__}): {tn * 1e3:.1f} ms; sequential loop {ts * 1e3:.1f} ms: loop/numpy speed {tn / ts:.2f}x")
+    targets = [('chunked hebbian >= 10x sequential, B=1, T=4096, fwd', R.get(('hebbian', False, 1, 4096)), 10),
+               ('chunked delta >= 8x sequential, B=1, T=4096, fwd', R.get(('delta', False, 1, 4096)), 8),
+               ('chunked delta >= 3x sequential, B=16, T=4096, fwd', R.get(('delta', False, 16, 4096)), 3),
+               ('chunked delta fwd+bwd >= 10x sequential fwd+bwd, B=1, T=1024', R.get(('delta', True, 1, 1024)), 10),
+               ('sequential loop no slower than numpy (float32, B=1, T=4096)', base['float32'], 1),
+               ('sequential loop no slower than numpy (float64, B=1, T=4096)', base['float64'], 1)]
+    print('\ntargets:')
+    for name, r, t in targets:
+        print(f"  {'met    ' if r is not None and r >= t else 'NOT met' if r is not None else 'not run'} {name}: {'-' if r is None else f'{r:.1f}x'}")
+
+if __name__ == '__main__': main()
