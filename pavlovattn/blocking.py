@@ -47,11 +47,11 @@ def blocking_general(a,                 # phase-1 key `[..., dk]` (A's key; C's 
     n1, n2, lam, beta = _f64(n1), _f64(n2), _f64(lam), _f64(beta)
     g = _f64(_rule_gamma(rule, gamma))
     ab, cb = (a * b).sum(-1), (c * b).sum(-1)
-    if rule == 'hebbian': return beta * lam * (n1 * ab + n2 * cb)
-    if rule == 'decay': return beta * lam * (g**n2 * _geo(g, n1) * ab + _geo(g, n2) * cb)
-    if rule == 'softmax':
+    fam = family(rule)
+    if fam.exemplar:
         s = beta * (n1 * torch.exp(ab / tau) + n2 * torch.exp(cb / tau))
         return lam * s / (sink + s)
+    if not fam.error_correcting: return beta * lam * (g**n2 * _geo(g, n1) * ab + _geo(g, n2) * cb)   # hebbian: g = 1
     aa, cc, ac = (a * a).sum(-1), (c * c).sum(-1), (a * c).sum(-1)
     fixed = lambda k2: beta * lam * k2 / (1 - g + g * beta * k2)     # y*, the asymptote of the read-out along k
     p1 = fixed(aa) * (1 - (g * (1 - beta * aa))**n1)
@@ -199,12 +199,12 @@ def blocking_contiguity(rule:str,        # 'hebbian', 'decay' or 'softmax'
                         sink:float=1.0,  # softmax sink weight
                        ) -> Blocking:
     "V_B in both groups for the families without error correction, unit cues, summed compound (theory §3.3f)."
-    if rule not in ('hebbian', 'decay', 'softmax'): raise ValueError(f"blocking_contiguity is for hebbian, decay and softmax; got {rule!r}")
+    fam = family(rule)
+    if fam.error_correcting: raise ValueError(f"blocking_contiguity is for the families without error correction; got {rule!r}")
     n1, n2, beta, lam, rho, rho_c = map(_f64, (n1, n2, beta, lam, rho, rho_c))
     g = _f64(_rule_gamma(rule, gamma))
     def vb(r):
-        if rule == 'hebbian': return beta * lam * (n1 * r + n2 * (1 + rho))
-        if rule == 'decay': return beta * lam * (r * g**n2 * _geo(g, n1) + (1 + rho) * _geo(g, n2))
+        if not fam.exemplar: return beta * lam * (r * g**n2 * _geo(g, n1) + (1 + rho) * _geo(g, n2))   # hebbian: g = 1
         s = beta * (n1 * torch.exp(r / tau) + n2 * torch.exp((1 + rho) / tau))
         return lam * s / (sink + s)
     return Blocking(vb(rho), vb(rho_c))
@@ -245,12 +245,13 @@ def _special_case(rule, keying, n1, n2, beta, gamma):
     "The special case (b)-(f) of theory §3.3 for one keying (vectors of settings), or None where there is none."
     kw = GRID_KEYINGS[keying]
     rho, rc = kw.get('overlap', 0.0), kw.get('overlap_c', kw.get('overlap', 0.0))
-    if rule == 'delta':
+    fam = family(rule)
+    if fam.error_correcting and fam.gate == 'none':
         if keying == 'normalize': return blocking_normalized(n1, n2, beta)
         if keying == 'salience': return blocking_onehot(n1, n2, beta, alpha_a=0.7, alpha_b=0.4)
         return blocking_overlap(n1, n2, beta, rho, rho_c=rc)
-    if rule in ('gated-delta', 'channel-gate') and keying == 'onehot': return blocking_gated(n1, n2, beta, gamma)
-    if rule in ('hebbian', 'decay', 'softmax') and 'salience' not in kw and not kw.get('normalize'):
+    if fam.error_correcting and keying == 'onehot': return blocking_gated(n1, n2, beta, gamma)
+    if not fam.error_correcting and 'salience' not in kw and not kw.get('normalize'):
         return blocking_contiguity(rule, n1, n2, beta, gamma, rho=rho, rho_c=rc)
     return None
 
@@ -343,7 +344,7 @@ def _claim_delta_present(full=False, device='cpu'):
         Bt, N1, se, sc = _ratio_grid(rule, device, full)
         r = se / sc; res[rule] = {'max_ratio': float(r.max()), 'min_ratio': float(r.min())}
         ok &= bool((r < 1).all())
-        if rule == 'delta':
+        if 'gamma' not in FAMILIES[rule].params:                     # the ungated delta rule: ratio (1 - beta)^n1
             worst = float((r - (1 - Bt)**N1).abs().max()); ok &= worst < 1e-12
     return Verdict(f"max ratio: delta {res['delta']['max_ratio']:.3f}, gated-delta {res['gated-delta']['max_ratio']:.3f}; "
                    f"|ratio - (1-beta)^n1| <= {worst:.1e}", ok, {'ratios': res, 'delta_ratio_vs_formula': worst})
