@@ -116,7 +116,7 @@ def test_limits_and_errors():
     torch.testing.assert_close(bl.ratio, torch.tensor(0.35, dtype=F64), rtol=0, atol=1e-12)
     assert isinstance(blocking_onehot(1, 1, 0.1), Blocking)
     with pytest.raises(ValueError, match='not realisable'): blocking_keys(overlap=0.0, overlap_c=0.9)
-    with pytest.raises(ValueError, match='hebbian, decay and softmax'): blocking_contiguity('delta', 1, 1, 0.1)
+    with pytest.raises(ValueError, match='families without error correction'): blocking_contiguity('delta', 1, 1, 0.1)
     with pytest.raises(ValueError, match='unknown rule'): blocking_general([1.], [1.], [1.], 1, 1, rule='attention')
 
 
