@@ -86,3 +86,28 @@ def test_parameters_a_family_lacks_are_refused():
     assert torch.equal(recur(k, v, rule='delta', beta=0.2, gamma=1.0).pred, recur(k, v, rule='delta', beta=0.2).pred)
     with pytest.raises(ValueError, match='has no tau'): recur(k, v, rule='delta', tau=2.0)
     with pytest.raises(ValueError, match='no separate write keys'): recur(k, v, rule='delta', kw=k)
+
+from pavlovattn.families import kernel_available, fla_kernel
+_why = kernel_available('cuda')
+
+@pytest.mark.skipif(_why is not None, reason=f"fla kernel check skipped: {_why}")
+@pytest.mark.parametrize('fam', [f for f in FIXED if f.kernel], ids=lambda f: f.name)
+def test_fla_kernel_matches_chunked(fam):
+    "flash-linear-attention's chunk kernel against our chunked form (float32 on CUDA), within 1e-3 relative RMS."
+    q, k, v, b, g, S0, kw, P = [None if x is None else x.float().cuda() for x in inputs(fam, B=2, T=300, H=2, dk=64, dv=64, rate=1.0)]
+    ref = forward(fam, q, k, v, b, g, S0[:, :, :64], kw, None, algorithm='chunked')
+    got = forward(fam, q, k, v, b, g, S0[:, :, :64], kw, None, algorithm='kernel')
+    assert rel_rms(got[1], ref[1].double()) < 1e-3 and rel_rms(got[2], ref[2].double()) < 1e-3
+
+def test_kernel_refusal_says_why():
+    with pytest.raises(ValueError, match="algorithm='kernel' cannot run this"):
+        fla_kernel(family('delta'), *inputs(family('delta'), T=5)[:4], None)
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA is not available: the device check runs in make gpu-check')
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+@pytest.mark.parametrize('alg', ['sequential', 'chunked'])
+def test_cuda_equals_cpu_reference(fam, alg):
+    xs = inputs(fam, T=70)
+    ref = forward(fam, *xs[:6], kw=xs[6], probes=xs[7])
+    got = forward(fam, *[None if x is None else x.cuda() for x in xs[:6]], kw=None if xs[6] is None else xs[6].cuda(), probes=xs[7].cuda(), algorithm=alg, chunk=16)
+    for x, y in zip(ref, got): assert (x - y.cpu()).abs().max() < 1e-10
