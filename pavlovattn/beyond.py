@@ -105,8 +105,8 @@ class Phenomenon(NamedTuple):
     source: str         # where the data direction comes from
 
 def _pred(contig, delta, soft):
-    "Predicted directions: one tuple for the contiguity families, one for the delta families, one for softmax."
-    return {'hebbian': contig, 'decay': contig, 'delta': delta, 'gated-delta': delta, 'channel-gate': delta, 'softmax': soft}
+    "Predicted directions: one tuple for the contiguity families, one for the delta families, one for softmax (read from the specs)."
+    return {n: soft if f.exemplar else delta if f.error_correcting else contig for n, f in FAMILIES.items() if f.pages}
 
 PHENOMENA = {
     'latent-inhibition': Phenomenon('Latent inhibition', 'pre: 20A- | 10A+ | #A ; ctrl: 20B- | 10A+ | #A',
