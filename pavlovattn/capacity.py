@@ -361,6 +361,7 @@ def _claim_average(full=False, device='cpu'):
     return Verdict(f"max |z| = {zmax:.2f}; N* {fit['n_star']} vs theory {th}; exponent {fit['slope']:.3f} [{fit['ci'][0]:.3f}, {fit['ci'][1]:.3f}]",
                    zmax < 4 and dn <= 1,
                    {**_fit_data(fit, 'accurate', full, 'average'), 'theory_n_star': th, 'max_abs_z': zmax,
+                    'theory_finite_grid': theory_slope('accurate', fit['d']),
                     'moments': [{k: x[k] for k in ('d', 'n', 'mean', 'ci', 'theory', 'z')} for x in ce]})
 
 @claim('capacity-exponent-accurate', 'accurate-retrieval capacity exponent of linear attention (paper: 1.22; theory: 1)',
