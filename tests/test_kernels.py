@@ -203,3 +203,16 @@ def test_simulate_integers_and_sizes():
     with pytest.raises(SizeError, match='subject-trials is more than one run simulates'): simulate('10A+', subjects=10**12)
     with pytest.raises(ValueError, match="device 'meta' cannot run a simulation"): simulate('10A+', device='meta')
     with pytest.raises(ValueError, match='salience of A given twice'): simulate('10A+', salience={'A': 1, '(A)': 0.5})
+
+def test_torch_batch_reductions_within_the_documented_bound_across_threads():
+    "The tensor loop's summaries reduce over subjects with torch: across torch thread counts they agree within n * 2^-53 of the largest value (the designs page's bound; bit-identical on the machines we tried)."
+    from pavlovattn.core import batch_mean_sd
+    x = torch.randn(200_000, 40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    old, res = torch.get_num_threads(), []
+    try:
+        for n in (1, 2, 4):
+            torch.set_num_threads(n); res.append(batch_mean_sd(x))
+    finally: torch.set_num_threads(old)
+    bound = x.shape[0] * 2.0**-53 * float(x.abs().max())
+    for m, s in res[1:]:
+        assert float((m - res[0][0]).abs().max()) <= bound and float((s - res[0][1]).abs().max()) <= bound
