@@ -88,13 +88,6 @@ def not_covered(id:str,        # stable id
     claim(id, text, source, expected='a test exists and passes (none built yet)', paper=Paper(covered=False))(fn)
     return CLAIMS[id]
 
-not_covered('trained-cue-competition', 'cue competition persists in trained models (error-correcting attention trained on generic '
-            'in-context association tasks shows blocking, contiguity attention does not)', source='paper C3 (trained-model half)',
-            why='no trained-model experiment in this project yet (the recurrence-level half is dissociation-*)')
-not_covered('trained-no-spontaneous-recovery', 'no spontaneous recovery in trained models (never-presented-cue controls, probes within '
-            'the trained range)', source='paper C6 (trained-model half)',
-            why='no trained-model experiment in this project yet (the recurrence-level theorem is no-spontaneous-recovery)')
-
 # %% ../nbs/00a_registry.ipynb #a185f15f
 def load_claims() -> dict:
     "Import every `pavlovattn` module so that all claims are registered; return `CLAIMS`."

@@ -1,0 +1,87 @@
+"Trained-model probes: design compilation, scores, statistics, and the claims' decision rules (no real training here)."
+import math
+import pytest, torch
+from pavlovattn.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, betainc, seed_stats, holm, measure_model,
+                               cue_competition_verdict, recovery_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design)
+from pavlovattn.models import AssocLM, VectorTask, TASKS
+
+def test_blocking_groups_are_length_matched_and_paired():
+    c = compile_design(DESIGNS['blocking'], n=50, length=PROBE_LEN)
+    e, k = c['exp'], c['ctrl']
+    assert e['cue'].shape == k['cue'].shape == (50, PROBE_LEN, 2) and e['probes'] == k['probes'] == [(PROBE_LEN - 1, '#B')]
+    A, B = e['cue'][:, -7, 0], e['cue'][:, -7, 1]                          # last AB trial
+    assert (e['cue'][:, -13:-7, 0] == A[:, None]).all() and (k['cue'][:, -13:-7, 0] != A[:, None]).all()   # A+ vs C+
+    assert torch.equal(e['cue'][:, -7:-1], k['cue'][:, -7:-1]) and (e['cue'][:, -1, 0] == B).all()       # same AB trials, probe B
+    assert torch.equal(e['cue'][:, :-13], k['cue'][:, :-13]) and torch.equal(e['us'], k['us'])           # same pad, same outcome
+
+def test_cues_distinct_and_inside_vocabulary():
+    c = compile_design(_design('recovery', 16), n=200, length=PROBE_LEN)
+    for g in c.values():
+        ids = g['cue'][..., 0]; assert ids.min() >= 1 and ids.max() <= TASKS['vector'].n_cues
+        assert all(len(set(r.tolist())) <= 7 for r in ids)                  # at most 3 design cues + 4 fillers per sequence
+    A, N = c['A'], c['N']
+    assert (A['cue'][:, -1, 0] != N['cue'][:, -1, 0]).all()
+    assert not (N['cue'][:, :-1] == N['cue'][:, -1:, :1]).any()            # N never presented
+    ext = A['out'][:, -(16 + 4 + 1):-(16 + 1)]; assert ext.abs().sum() == 0   # A- trials show the zero outcome
+    acq = A['out'][:, -(16 + 10 + 1):-(16 + 4 + 1)]; torch.testing.assert_close(acq, A['us'][:, None].expand_as(acq))
+
+def test_length_fixed_across_intervals_and_refusals():
+    for m in INTERVALS:
+        c = compile_design(_design('recovery', m), n=4, length=PROBE_LEN)
+        assert c['A']['cue'].shape[1] == PROBE_LEN and c['A']['probes'] == [(PROBE_LEN - 1, '#A')]
+    with pytest.raises(ValueError, match='outside the trained length'): compile_design('g: 50A+ | #A', length=60)
+    with pytest.raises(ValueError, match='does not fit'): compile_design('g: 20A+ | #A', length=10)
+    with pytest.raises(ValueError, match='one cue'): compile_design('g: 2A+ | #AB', length=10)
+    with pytest.raises(ValueError, match='randomised'): compile_design('g: !2A+/2B+ | #A', length=10)
+
+def test_probe_scores_are_projections():
+    class Echo(torch.nn.Module):                                           # predicts the outcome shown at the first step
+        task = TASKS['vector']
+        def forward(self, b): return b['out'][:, :1].expand_as(b['out']) * 0 + b['out'].sum(1, keepdim=True)
+    c = compile_design('g: 3A+ | #A', n=10, length=4)
+    s = probe_scores(Echo(), c)['g']['#A']; torch.testing.assert_close(s, torch.full((10,), 3.0))
+
+def test_measure_model_and_gates_on_an_untrained_model():
+    torch.manual_seed(0); m = AssocLM(TASKS['vector'], 'gated-delta', d_model=16).eval()
+    r = measure_model(m, n=8)
+    assert set(r['R']) == {4, 8, 16} and math.isclose(r['BI'], r['block_ctrl'] - r['block_exp'])
+    b = compile_design(_design('recovery', 8), n=4, length=PROBE_LEN)['A']
+    g = read_gates(m, b, {'all': torch.ones(4, PROBE_LEN, dtype=torch.bool)})
+    beta, gam = g[0]['all']; assert 0 < beta < 1 and 0 < gam <= 1
+    beta, gam = read_gates(AssocLM(TASKS['vector'], 'hebbian', d_model=16), b, {'all': torch.ones(4, PROBE_LEN, dtype=torch.bool)})[1]['all']
+    assert gam is None and 0 < beta < 1
+
+def test_t_distribution_against_tables():
+    for df, q in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (30, 2.0423)):
+        assert abs(t_ppf(0.975, df) - q) < 1e-3
+    assert abs(t_cdf(2.0, 1) - (0.5 + math.atan(2.0) / math.pi)) < 1e-10     # Cauchy
+    assert abs(betainc(2, 3, 0.4) - 0.5248) < 1e-4 and betainc(1, 1, 0.3) == pytest.approx(0.3)
+
+def test_seed_stats_tost_and_holm():
+    s = seed_stats([1.0, 2.0, 3.0]); assert s['mean'] == 2 and math.isclose(s['se'], 1 / math.sqrt(3))
+    assert math.isclose(s['ci'][1] - 2, t_ppf(0.975, 2) / math.sqrt(3), rel_tol=1e-6)
+    assert seed_stats([0.0, 0.01, -0.01, 0.005, -0.005], margin=0.05)['p_tost'] < 0.001
+    assert seed_stats([0.2, 0.21, 0.19, 0.2, 0.2], margin=0.05)['p_tost'] > 0.5
+    assert holm({'a': 0.001, 'b': 0.02, 'c': 0.03}) == {'a': True, 'b': True, 'c': True}
+    assert holm({'a': 0.001, 'b': 0.03, 'c': 0.02}) == {'a': True, 'c': True, 'b': True}
+    assert holm({'a': 0.06, 'b': 0.001}) == {'b': True, 'a': False} and holm({'a': 0.04, 'b': 0.02})['a'] and not holm({'a': 0.04, 'b': 0.03})['a']
+
+def _fake(bi, R, acq=1.0):
+    st = lambda v: seed_stats(v, 0.2 * acq)
+    return dict(margin=0.2 * acq, lr=1e-3, s_acq=seed_stats([acq] * 5), train_r2=seed_stats([0.9] * 5), BI=st(bi), OI=st(bi),
+                R={m: st(R) for m in (4, 8, 16)}, s_A={m: seed_stats([0.0] * 5) for m in INTERVALS}, s_N={m: seed_stats([0.0] * 5) for m in INTERVALS})
+
+def test_cue_competition_rule():
+    yes, no = [0.5, 0.55, 0.45, 0.5, 0.52], [0.01, -0.01, 0.0, 0.02, -0.02]
+    v = cue_competition_verdict({'delta': _fake(yes, no), 'hebbian': _fake(no, no)})
+    assert v.passed and v.data['families_against_paper'] == 0
+    v = cue_competition_verdict({'delta': _fake(no, no), 'hebbian': _fake(yes, no)})
+    assert not v.passed and set(v.data['against']) == {'delta', 'hebbian'}
+    v = cue_competition_verdict({'delta': _fake(yes, no), 'hebbian': _fake([0.1, 0.3, -0.1, 0.2, 0.0], no)})   # inconclusive
+    assert not v.passed and v.data['families_against_paper'] == 0
+
+def test_recovery_rule():
+    flat, up = [0.01, -0.01, 0.0, 0.02, -0.02], [0.5, 0.55, 0.45, 0.5, 0.52]
+    assert recovery_verdict({'delta': _fake(flat, flat), 'decay': _fake(flat, [-0.6, -0.5, -0.55, -0.6, -0.5])}).passed   # forgetting is not recovery
+    v = recovery_verdict({'delta': _fake(flat, flat), 'gla': _fake(flat, up)})
+    assert not v.passed and v.data['against'] == ['gla']
