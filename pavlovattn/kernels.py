@@ -4,8 +4,6 @@
 
 # %% ../nbs/00b_kernels.ipynb #07a2475d
 from __future__ import annotations
-from concurrent.futures import ThreadPoolExecutor
-import threading
 import numpy as np
 
 # %% auto #0
@@ -82,34 +80,16 @@ if numba is not None:
                 j = int(m >> np.uint64(32))
                 out[s, i] = out[s, j]; out[s, j] = base[i]
 
-_pool = None
-def _threads() -> int:
-    "Worker threads for the kernels: numba's thread setting (NUMBA_NUM_THREADS; default: every core)."
-    return max(1, int(numba.config.NUMBA_NUM_THREADS)) if numba is not None else 1
+def _cuts(n:int, k:int) -> np.ndarray:
+    "Boundaries of `k` contiguous ranges covering 0..n-1 (fewer when n < k)."
+    k = max(1, min(k, n))
+    return np.array([i * n // k for i in range(k + 1)], dtype=np.int64)
 
-def _parallel(fn, n:int, ranges:int|None=None, reduce=None):
-    "Run `fn(lo, hi)` over `ranges` contiguous ranges covering 0..n-1 (default 8 per thread) on every thread, the caller's included: each takes the next range when done (a slow core takes fewer). Returns their results in order, or with `reduce(acc, x)` their reduction in range order, each result dropped once it is added."
-    global _pool
-    w = _threads(); k = max(1, min(ranges or 8 * w, n))
-    cuts = [i * n // k for i in range(k + 1)]
-    out, ready, lock, st = [None] * k, [False] * k, threading.Lock(), dict(next=0, done=0, acc=None)
-    def work():
-        while True:
-            with lock:
-                i = st['next']; st['next'] += 1
-            if i >= k: return
-            x = fn(cuts[i], cuts[i + 1])                       # the kernels release the GIL
-            with lock:
-                out[i], ready[i] = x, True
-                while reduce is not None and st['done'] < k and ready[st['done']]:   # in range order, whichever thread finished
-                    d = st['done']; st['acc'] = out[d] if d == 0 else reduce(st['acc'], out[d]); out[d] = None; st['done'] += 1
-    if w > 1 and k > 1:
-        if _pool is None or _pool._max_workers != w - 1: _pool = ThreadPoolExecutor(w - 1, thread_name_prefix='pavlovattn')
-        helpers = [_pool.submit(work) for _ in range(w - 1)]
-        work()
-        for h in helpers: h.result()
-    else: work()
-    return out if reduce is None else st['acc']
+if numba is not None:
+    @numba.njit(parallel=True, cache=True)
+    def _shuffle_par(base, keys, out, cuts):
+        "Every range of rows on numba's own thread pool (prange)."
+        for r in numba.prange(len(cuts) - 1): _shuffle_nb(base, keys, out, cuts[r], cuts[r + 1])
 
 def shuffle_rows(base,            # `[L]` integer items to permute (repeats allowed)
                  keys,            # `[S]` uint64 keys, e.g. from `stream_keys`
@@ -123,7 +103,7 @@ def shuffle_rows(base,            # `[L]` integer items to permute (repeats allo
     use_nb = numba is not None and (engine == 'numba' or (engine == 'auto' and len(keys) * len(base) >= 2**14))
     if out is None: out = np.empty((len(keys), len(base)), dtype=base.dtype)
     if len(base) == 0 or len(keys) == 0: return out
-    if use_nb: b = base.astype(out.dtype); _parallel(lambda lo, hi: _shuffle_nb(b, keys, out, lo, hi), len(keys))
+    if use_nb: _shuffle_par(base.astype(out.dtype), keys, out, _cuts(len(keys), 8 * numba.get_num_threads()))
     else: out[...] = _shuffle_np(base, keys)
     return out
 
@@ -178,6 +158,12 @@ if numba is not None:
         if shifted: s1 += a1; s2 += a2
         else: R[...] = ref
 
+    @numba.njit(parallel=True, cache=True)
+    def _rows_par(idx, cuts, K, bv, bg, g, Gm, Kall, S0, gated, R, p1, p2, ps, cnt, Sf):
+        "Every range of subjects on numba's own thread pool (prange), each into its own slot of the partial sums `p1`, `p2`."
+        for r in numba.prange(len(cuts) - 1):
+            _rows(idx, cuts[r], cuts[r + 1], K, bv, bg, g, Gm, Kall, S0, gated, R, p1[r], p2[r], True, ps, cnt, Sf)
+
 RANGES = 32   # the summary cuts the subjects into this many ranges whatever the number of threads, and adds their sums in order
 
 def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the trial type of every step of every subject
@@ -201,11 +187,10 @@ def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the tria
     ps, cnt, Sf = np.empty((B, N)), np.empty((B, N), np.int64), np.empty((B, dk))
     ref = np.empty((T, C))
     _rows(idx, 0, min(B, 1), K, bv, bg, gamma, Gm, Kall, S0, gated, ref, ref, ref, False, ps, cnt, Sf)   # subject 0: the shift
-    def chunk(lo, hi):
-        s1, s2 = np.zeros((T, C)), np.zeros((T, C))
-        _rows(idx, lo, hi, K, bv, bg, gamma, Gm, Kall, S0, gated, ref, s1, s2, True, ps, cnt, Sf)
-        return s1, s2
-    def add(a, b): a[0][...] += b[0]; a[1][...] += b[1]; return a
-    a1, a2 = _parallel(chunk, B, ranges=RANGES, reduce=add)
+    cuts = _cuts(B, RANGES)
+    p1, p2 = np.zeros((len(cuts) - 1, T, C)), np.zeros((len(cuts) - 1, T, C))
+    _rows_par(idx, cuts, K, bv, bg, gamma, Gm, Kall, S0, gated, ref, p1, p2, ps, cnt, Sf)
+    a1, a2 = np.zeros((T, C)), np.zeros((T, C))
+    for r in range(len(cuts) - 1): a1 += p1[r]; a2 += p2[r]       # in range order: the same sums on any number of threads
     var = (a2 - a1 * a1 / max(B, 1)) / max(B - 1, 1)
     return ps, cnt, Sf, ref + a1 / max(B, 1), np.sqrt(np.maximum(var, 0.0))
