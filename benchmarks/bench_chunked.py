@@ -11,7 +11,9 @@ float32, the textbook per-step update) is the baseline for the reference loop it
 Targets (2-core CPU, issue "families/chunked/layers"): chunked linear attention >= 10x and chunked DeltaNet >= 8x the
 sequential loop at batch 1, T = 4096; DeltaNet >= 3x at batch 16; forward+backward of chunked DeltaNet >= 10x the
 sequential loop's forward+backward at T = 1024; the sequential loop no slower than the numpy loop at batch 1.
-Usage: python benchmarks/bench_chunked.py [--quick] [--repeats 3] [--families delta,hebbian]
+Usage: python benchmarks/bench_chunked.py [--quick] [--repeats 3] [--families delta,hebbian] [--threads N]
+Run it on an otherwise idle machine: under load, torch's multi-threaded matrix products (the chunked form) wait for
+busy cores far more than the loop's tiny single-threaded steps, and the ratios mean nothing (seen: 0.0x at load 5).
   --quick: only T = 1024 and 4096 at batch 1 and 16 for hebbian and delta (the targets' cells)
 """
 import argparse, os, statistics, sys, time, datetime, platform
@@ -70,7 +72,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--quick', action='store_true'); ap.add_argument('--repeats', type=int, default=3)
     ap.add_argument('--families', default=None); ap.add_argument('--D', type=int, default=64)
+    ap.add_argument('--threads', type=int, default=None, help='torch intra-op threads (default: torch\'s own; use 1 on a busy machine)')
     a = ap.parse_args(argv)
+    if a.threads: torch.set_num_threads(a.threads)
     device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
     fams = [f for f in FAMILIES.values() if not f.exemplar]
     if a.families: fams = [FAMILIES[n] for n in a.families.split(',')]
