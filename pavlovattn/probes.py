@@ -158,7 +158,7 @@ DESIGNS = dict(
 INTERVALS = (0, 4, 8, 16)
 PROBE_LEN = 32
 DEFAULT = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=500,
-               train=dict(steps=300, target=0.95), sweep=dict(lrs=(3e-3, 1e-2), steps=150))
+               train=dict(steps=600, target=0.95), sweep=dict(lrs=(3e-3, 1e-2), steps=150))
 FULL = dict(families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(10)), n=1000,
             train=dict(steps=3000, target=0.98, d_model=128), sweep=dict(lrs=(3e-4, 1e-3, 3e-3, 1e-2), steps=500))
 
@@ -241,7 +241,7 @@ def recovery_verdict(stats:dict) -> Verdict:
 _CACHE = {}
 def _stats(full, device):
     k = (full, str(device))
-    if k not in _CACHE: _CACHE[k] = run_families(full, device)
+    if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1')
     return _CACHE[k]
 
 @claim('trained-cue-competition',
