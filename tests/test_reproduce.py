@@ -23,29 +23,33 @@ def test_exact_claims_pass_strictly(tmp_path):
     assert last.startswith(f'{len(rows)} claims: {len(rows)} checks pass, 0 fail; the paper: agrees on'), last
 
 def test_paper_numbers_and_not_covered_rows(tmp_path):
-    "Where the paper gives a number it is in data['paper'] beside our interval; the trained-model halves are rows, not covered."
+    "Where the paper gives a number it is in data['paper'] beside our interval; a claim with no experiment is a row, not covered."
     out = tmp_path / 'r.json'
-    r = pv('reproduce', '--only', 'blocking-closed-form', 'trained-cue-competition', 'trained-no-spontaneous-recovery', '--quiet', '--json', str(out))
+    r = pv('reproduce', '--only', 'blocking-closed-form', 'capacity-exponent-accurate', '--quiet', '--json', str(out))
     assert r.returncode == 0, r.stderr
     rows = {x['id']: x for x in json.loads(out.read_text())}
     assert rows['blocking-closed-form']['data']['paper'] == 1e-7 and rows['blocking-closed-form']['paper'] == 'agrees'
-    for i in ('trained-cue-competition', 'trained-no-spontaneous-recovery'):
-        assert (rows[i]['check'], rows[i]['paper']) == ('fail', 'not covered')
-    assert 'not covered 2' in r.stdout
+    acc = rows['capacity-exponent-accurate']
+    assert acc['data']['paper'] == 1.22 and len(acc['data']['ci']) == 2
+    assert acc['paper'] == ('agrees' if acc['data']['ci'][0] <= 1.22 <= acc['data']['ci'][1] else 'differs')
+    from pavlovattn.registry import not_covered, run_claims, CLAIMS
+    not_covered('test-not-built', 'a claim with no experiment', source='test', why='nothing built')
+    try:
+        (x,), _ = run_claims(['test-not-built'], progress=False)
+        assert (x['check'], x['paper']) == ('fail', 'not covered') and x['measured'].startswith('not built')
+    finally: del CLAIMS['test-not-built']
 
-def test_table_cuts_nothing():
+def test_table_cuts_nothing(tmp_path):
     "Every word of every cell is in the table, wrapped (default) or on one line (--wide)."
+    ids = ('core-deltanet-is-rescorla-wagner', 'blocking-closed-form')
     for extra in ((), ('--wide',)):
-        r = pv('reproduce', '--only', 'trained-cue-competition', 'blocking-closed-form', '--quiet', *extra)
-        assert '…' not in r.stdout
-        assert 'no-spontaneous-recovery' not in r.stdout   # only the rows asked for
-        for w in ('(the', 'recurrence-level', 'half', 'dissociation-*)'): assert w in r.stdout, (extra, w)
-    assert len(r.stdout.splitlines()) == 2 + 2 + 1
-
-def test_only_runs_a_subset():
-    r = pv('reproduce', '--only', 'core-acquisition-closed-forms', '--quiet')
-    assert r.returncode == 0
-    assert 'core-acquisition-closed-forms' in r.stdout and 'core-deltanet-is-rescorla-wagner' not in r.stdout
+        out = tmp_path / 'r.json'
+        r = pv('reproduce', '--only', *ids, '--quiet', '--json', str(out), *extra)
+        assert r.returncode == 0 and '…' not in r.stdout
+        for x in json.loads(out.read_text()):
+            for key in ('claim', 'source', 'expected', 'measured'):
+                for w in x[key].split(): assert w in r.stdout, (extra, key, w)
+    assert len(r.stdout.splitlines()) == 2 + len(ids) + 2          # header, rule, one line per row, summary, "report: PATH"
 
 def test_list_names_every_claim():
     r = pv('reproduce', '--list')
