@@ -4,13 +4,13 @@
 
 # %% ../nbs/13_trained_probes.ipynb #25a751d6
 from __future__ import annotations
-import math, os, time
+import hashlib, json, math, os, time
 from dataclasses import replace
 import torch
 import torch.nn.functional as F
 from .families import FAMILIES
 from .designs import parse_design
-from .models import TASKS, VectorTask, TrainConfig, trained_family, train
+from .models import TASKS, VectorTask, TrainConfig, trained_family, train, lr_sweep, get_model, cache_dir
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'compile_design', 'probe_scores', 'read_gates', 'betainc',
@@ -178,14 +178,27 @@ def measure_model(model, n:int=500, seed:int=0, device='cpu') -> dict:
     r.update(s_A=sA, s_N=sN, R={m: (sA[m] - sA[0]) - (sN[m] - sN[0]) for m in INTERVALS if m})
     return r
 
-# %% ../nbs/13_trained_probes.ipynb #246840a5
+# %% ../nbs/13_trained_probes.ipynb #12e5534a
+def _probe_key(cfg:TrainConfig, n:int) -> str:
+    "Cache name of one model's probe results: the checkpoint's key, `n`, and a hash of the probe protocol (designs, intervals, length)."
+    proto = json.dumps([DESIGNS, INTERVALS, PROBE_LEN, n], sort_keys=True)
+    return f"probes-{cfg.key()}-" + hashlib.sha1(proto.encode()).hexdigest()[:10] + '.json'
+
 def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
                    train_kw:dict|None=None, sweep:dict|None=None) -> dict:
-    "Train/load one model per seed of `rule` (vector task) and measure it: {'seeds': [...], 'per_seed': [...], 'train': [...], 'lr': ...}."
-    models, sw = trained_family(rule, seeds, 'vector', device, retrain, progress, sweep=sweep or DEFAULT['sweep'],
-                                **(train_kw or DEFAULT['train']))
-    per = [measure_model(m, n, 0, device) for m, _ in models]
-    tr = [dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)) for _, met in models]
+    "Train/load one model per seed of `rule` (vector task) and measure it (probe results cached beside the checkpoint)."
+    base = TrainConfig(task='vector', rule=rule, **(train_kw or DEFAULT['train']))
+    sw = lr_sweep(base, device=device, retrain=retrain, **(sweep or DEFAULT['sweep']))
+    per, tr = [], []
+    for s in seeds:
+        cfg = replace(base, seed=s, lr=sw['best']); path = cache_dir() / _probe_key(cfg, n)
+        model, met = get_model(cfg, device, retrain, progress)
+        if path.exists() and not retrain and met.get('cached'):
+            r = json.loads(path.read_text()); r['R'] = {int(k): v for k, v in r['R'].items()}
+            for k in ('s_A', 's_N'): r[k] = {int(m): v for m, v in r[k].items()}
+        else:
+            r = measure_model(model, n, 0, device); path.write_text(json.dumps(r))
+        per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
 
 def summarize(res:dict) -> dict:
