@@ -8,12 +8,12 @@ import hashlib, importlib, math, operator, re
 from dataclasses import dataclass
 import numpy as np
 import torch
-from .core import recur, RULES, DELTA_RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
+from .core import recur, summarize, RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
 __all__ = ['MAX_COUNT', 'KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'one_line', 'DesignError', 'TrialType', 'Phase',
-           'Group', 'Design', 'parse_design', 'cue_keys', 'SizeError', 'memory_estimate', 'simulate', 'Result',
-           'compare', 'plot_compare', 'explore', 'rw_reference_error']
+           'Group', 'Design', 'parse_design', 'cue_keys', 'design_rules', 'SizeError', 'memory_estimate', 'simulate',
+           'Result', 'compare', 'plot_compare', 'explore', 'rw_reference_error']
 
 # %% ../nbs/01_designs.ipynb #ee7b7000
 _BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
@@ -265,7 +265,7 @@ def _rates(beta) -> dict:
 
 def _check_rates(design, tt_keys, rule, rates):
     "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase."
-    if rule not in DELTA_RULES: return
+    if _families()[rule].rate_bound is None: return                  # only error-correcting writes have a bound
     for g, Ks in zip(design.groups, tt_keys):
         i = 0
         for pi, ph in enumerate(g.phases, 1):
@@ -308,12 +308,24 @@ def _families() -> dict:
     "`pavlovattn.families.FAMILIES`: what each family takes (imported on first use)."
     return importlib.import_module('pavlovattn.families').FAMILIES
 
+def design_rules() -> tuple:
+    "The families a design runs under: every family whose per-step inputs this compiler builds from trial types."
+    return tuple(n for n, f in _families().items() if not (f.write_key or f.extra_row == 'trace'))
+
+def _check_rule(rule):
+    "Refuse a family that is not one, or whose inputs depend on the trial history (write keys, a key trace): one line saying which."
+    F = _families()
+    if rule not in F: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(design_rules())}")
+    if rule not in design_rules():
+        raise ValueError(f"designs cannot run the {rule} family yet: its {'write keys depend' if F[rule].write_key else 'key trace depends'} on the "
+                         f"trial history, not only on the trial type (run it with core.recur); design families: {', '.join(design_rules())}")
+
 def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto') -> dict:
     "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`)."
     (S, T), (C, dk) = o.shape, Kc.shape
     g = g_tt[:, None, None].expand(-1, 1, dk) if fam.gate == 'channel' else g_tt[:, None]   # a channel gate: one for every key feature
     kw = dict(rule=fam.name, beta=b_tt[:, None], gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
-    sm = recur(Ktt[:, None, :], lam_tt[:, None, None], summary=True, engine=engine, **kw)
+    sm = summarize(Ktt[:, None, :], lam_tt[:, None, None], **{**kw, 'engine': engine, 'check': False})
     out = dict(mean=sm.probe_mean[:, 0, :, 0].cpu(), sd=sm.probe_sd[:, 0, :, 0].cpu(), pred_sum=sm.pred_sum[:, :, 0, 0].cpu())
     if per_subject: out['V'] = recur(Ktt[:, None, :], lam_tt[:, None, None], reads=False, **kw).probes[:, :, 0, :, 0].cpu()
     return out
@@ -357,7 +369,7 @@ def memory_estimate(design,                # a design string or `Design`
     "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, one block of subjects, and the results."
     d = parse_design(design); C = len(d.cues); dk = C if dk is None else dk
     comp = _compiled(rule, _dtype(dtype), device, engine)
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
+    _check_rule(rule)
     est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0),
                block=0, results=0, per_subject=0)
     for g in d.groups:
@@ -436,14 +448,14 @@ def simulate(design,                  # a design string or a parsed `Design`
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     d = parse_design(design)
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
+    _check_rule(rule)
     try: subjects = _integer(subjects, 'subjects')
     except ValueError: raise ValueError(f'subjects must be a positive integer; got {subjects!r}') from None
     seed, dk = _integer(seed, 'seed', lo=None), None if dk is None else _integer(dk, 'dk')
     fam = _families()[rule]
     if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
         raise ValueError(f"the {rule} family has no gamma (it never forgets): leave gamma out; families with a gamma: "
-                         f"{', '.join(r for r in RULES if 'gamma' in _families()[r].params)}")
+                         f"{', '.join(r for r in design_rules() if 'gamma' in _families()[r].params)}")
     gamma = float(DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma)
     if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
     rates, lam, dtype = _rates(beta), float(lam), _dtype(dtype)
