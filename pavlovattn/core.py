@@ -151,8 +151,6 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           reads:bool=True,           # compute `pred` and `out` (False: only the state and probes; softmax's reads cost O(T^2))
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
-          summary:bool=False,        # with `index`: return `summarize(...)` (batch statistics) instead of per-step tensors
-          engine:str='auto',         # with `summary`: 'auto', 'torch' or 'numba' (see `summarize`)
           kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys
           algorithm:str='auto',      # 'sequential' (the reference loop), 'chunked', 'kernel' (fla, CUDA) or 'auto' (`choose_algorithm`)
           chunk:int=64,              # steps per chunk of the chunked form
@@ -160,7 +158,6 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
     "Run one recurrence of family `rule` over time: read-before-write predictions, outputs, the final state and probe read-outs."
     fam = family(rule)
     check_params(fam, gamma, tau, sink, kw)
-    if engine not in ENGINES: raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
     if algorithm != 'auto' and algorithm not in fam.algorithms:
         if algorithm not in ALGORITHMS: raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(ALGORITHMS)}")
         if fam.exemplar: raise ValueError(f"softmax runs only algorithm='sequential' (its exemplar memory has no chunked form)")
@@ -169,10 +166,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
     if fam.exemplar and check and not (tau > 0 and sink > 0):
         raise ValueError(f"softmax needs tau > 0 and sink > 0 (the sink is the weight of the empty memory); got tau={tau:g}, sink={sink:g}")
     if index is not None:
-        if summary: return summarize(k, v, index, rule, beta, gamma, S0, tau, sink, probes, check, engine, q=q)
         return _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk)
-    if summary: raise ValueError("summary=True needs index= (the trial type of every step)")
-    if engine == 'numba': raise ValueError("engine='numba' runs the summary form only: pass index= and summary=True")
     k = _tensor(k, 'k'); v = _tensor(v, 'v'); q = _tensor(q, 'q'); kw = _tensor(kw, 'kw')
     if k.dim() != 4 or v.dim() != 4 or k.shape[:3] != v.shape[:3]:
         raise ValueError(f"k and v must be [batch, time, heads, dim] with matching first three sizes; got {tuple(k.shape)} and {tuple(v.shape)}")
@@ -266,7 +260,7 @@ def one_key_trials(n:int,              # number of trials
 
 # %% ../nbs/00_core.ipynb #726c32de
 class Summary(NamedTuple):
-    "Result of `summarize` (or `recur(..., index=..., summary=True)`): per-subject and per-step summaries instead of per-step tensors."
+    "Result of `summarize`: per-subject and per-step summaries instead of per-step tensors."
     pred_sum: torch.Tensor    # [B,N,H,dv]: per sequence, read-before-write predictions summed over the steps of each index value
     count: torch.Tensor       # [B,N]: number of steps of each index value, per sequence
     state: object             # final state, as in `Trace`
@@ -340,8 +334,8 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     index = torch.as_tensor(index); dv, (B, T) = v.shape[-1], index.shape
     v = v.to(k); gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
     b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
-    if q is not None: raise ValueError("summary=True reads with the keys: q must be None")
-    if B == 0: raise ValueError("summary=True needs at least one sequence (index has batch size 0)")
+    if q is not None: raise ValueError("summarize reads with the keys: q must be None")
+    if B == 0: raise ValueError("summarize needs at least one sequence (index has batch size 0)")
     if check:
         for name, x in (('k', k), ('v', v), ('beta', b), ('gamma', g)): _finite(name, x)
         if torch.is_tensor(S0): _finite('S0', S0)

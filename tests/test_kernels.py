@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 from pavlovattn import kernels
-from pavlovattn.core import recur, SCALAR_GATE_RULES, RULES, FAMILIES, UnstableRateError
+from pavlovattn.core import recur, summarize, SCALAR_GATE_RULES, RULES, FAMILIES, UnstableRateError
 from pavlovattn.designs import simulate
 
 needs_numba = pytest.mark.skipif(not kernels.available(), reason='numba is not installed')
@@ -68,7 +68,7 @@ def test_summary_engines_agree(rule, B, T):
     ix = torch.randint(0, K.shape[0], (B, T), generator=torch.Generator().manual_seed(T))
     S0 = torch.randn(B, 2, 3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(B)) / 4
     for probes, s0 in ((P, S0), (None, None)):
-        a, c = (recur(K, V, rule=rule, beta=b, **FAMILIES[rule].kwargs(gamma=0.9), S0=s0, probes=probes, index=ix, summary=True, engine=e)
+        a, c = (summarize(K, V, rule=rule, beta=b, **FAMILIES[rule].kwargs(gamma=0.9), S0=s0, probes=probes, index=ix, engine=e)
                 for e in ('torch', 'numba'))
         for x, y in zip(a, c):
             if x is None: assert y is None; continue
@@ -79,8 +79,8 @@ def test_summary_engines_agree(rule, B, T):
 def test_summary_index_dtypes(dtype):
     K, V, b, P = _tables(1)
     ix = torch.randint(0, 4, (20, 15))
-    ref = recur(K, V, beta=b, probes=P, index=ix, summary=True, engine='torch')
-    got = recur(K, V, beta=b, probes=P, index=ix.to(dtype), summary=True, engine='numba')
+    ref = summarize(K, V, beta=b, probes=P, index=ix, engine='torch')
+    got = summarize(K, V, beta=b, probes=P, index=ix.to(dtype), engine='numba')
     torch.testing.assert_close(got.probe_mean, ref.probe_mean, atol=1e-12, rtol=0)
 
 def test_summary_of_identical_sequences_has_zero_sd():
@@ -88,19 +88,19 @@ def test_summary_of_identical_sequences_has_zero_sd():
     ix = torch.randint(0, 4, (1, 40)).expand(9, 40)
     engines = ('torch', 'numba') if kernels.available() else ('torch',)
     for e in engines:
-        assert recur(K, V, beta=b, probes=P, index=ix, summary=True, engine=e).probe_sd.max() == 0
+        assert summarize(K, V, beta=b, probes=P, index=ix, engine=e).probe_sd.max() == 0
 
 def test_index_form_refusals():
     K, V, b, P = _tables(3)
     ix = torch.randint(0, 4, (5, 6))
-    with pytest.raises(ValueError, match=r'index values must lie in 0\.\.3'): recur(K, V, index=ix - 1, summary=True)
+    with pytest.raises(ValueError, match=r'index values must lie in 0\.\.3'): summarize(K, V, index=ix - 1)
     with pytest.raises(ValueError, match='integer tensor'): recur(K, V, index=ix.double())
-    with pytest.raises(ValueError, match='needs index='): recur(K[None], V[None], summary=True)
+    with pytest.raises(TypeError): summarize(K[None], V[None])                     # the index is required
     with pytest.raises(ValueError, match="engine='numba' cannot run this: channel-gate is not one of"):
-        recur(K, V, rule='channel-gate', index=ix, summary=True, engine='numba')
-    with pytest.raises(ValueError, match='unknown engine'): recur(K, V, index=ix, engine='jax')
-    with pytest.raises(UnstableRateError, match='for index value 0, head 0'): recur(K * 3, V, beta=1.0, index=ix, summary=True)
-    with pytest.raises(ValueError, match='at least one sequence'): recur(K, V, index=ix[:0], summary=True)
+        summarize(K, V, rule='channel-gate', index=ix, engine='numba')
+    with pytest.raises(ValueError, match='unknown engine'): summarize(K, V, index=ix, engine='jax')
+    with pytest.raises(UnstableRateError, match='for index value 0, head 0'): summarize(K * 3, V, beta=1.0, index=ix)
+    with pytest.raises(ValueError, match='at least one sequence'): summarize(K, V, index=ix[:0])
 
 DESIGNS = ['a: !12A+/12AB-/4#B | !6AC-/6C+ | 3#C ; b: 8B+ | !4AB-/4(ctx)+/2#A(ctx)', '!30A+/30AX- | #X/#A',
            'exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B']
@@ -136,7 +136,7 @@ def test_summary_overflow_is_refused_not_propagated(engine):
     K = torch.full((2, 1, 3), 1e150, dtype=torch.float64); V = torch.full((2, 1, 1), 1e200, dtype=torch.float64)
     ix = torch.randint(0, 2, (4, 30))
     with pytest.raises(NonFiniteError, match='hebbian recurrence produced NaN or inf'):
-        recur(K, V, rule='hebbian', index=ix, probes=torch.eye(3, dtype=torch.float64), summary=True, engine=engine)
+        summarize(K, V, rule='hebbian', index=ix, probes=torch.eye(3, dtype=torch.float64), engine=engine)
 
 # ---- issue 14: determinism across thread counts, bounded memory, orders keyed by the group's name ----
 
@@ -149,7 +149,7 @@ def test_summary_is_bit_identical_for_any_number_of_threads():
     try:
         for w in sorted({1, 2, numba.config.NUMBA_NUM_THREADS} & set(range(1, numba.config.NUMBA_NUM_THREADS + 1))):
             numba.set_num_threads(w)                                     # prange's threads
-            runs.append(recur(K, V, rule='gated-delta', beta=b, gamma=0.9, probes=P, index=ix, summary=True, engine='numba'))
+            runs.append(summarize(K, V, rule='gated-delta', beta=b, gamma=0.9, probes=P, index=ix, engine='numba'))
     finally: numba.set_num_threads(old)
     for r in runs[1:]:
         for x, y in zip(runs[0], r):
