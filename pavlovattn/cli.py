@@ -170,6 +170,60 @@ def _check_device(device, cmd='reproduce', dtype=torch.float64):
         why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f'pavlovattn {cmd}: device {device!r} cannot run this here ({why})')
 
+# %% ../nbs/10_cli.ipynb #anim0002
+from .core import RULES   # the animal-data page takes these families through
+def _animal_args(p, fitting=False):
+    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(RULES)} (default delta)")
+    p.add_argument('--only', nargs='+', metavar='ID', help='only these experiments (default: every expressible one)')
+    if fitting:
+        p.add_argument('--joint', action='store_true', help='one parameter set for all experiments (default: one per experiment)')
+        p.add_argument('--held-out', nargs='+', default=[], metavar='ID', help='with --joint: experiments left out of the fit, scored with its parameters')
+        p.add_argument('--steps', type=int, default=40, help='Adam steps per restart (default 40)')
+        p.add_argument('--restarts', type=int, default=2, help='random starts (default 2)')
+        p.add_argument('--lr', type=float, default=0.1, help="Adam's learning rate (default 0.1)")
+    else:
+        p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
+        p.add_argument('--gamma', type=float, default=None, help="the family's gamma (default: its own)")
+        p.add_argument('--tau', type=float, default=None, help='softmax temperature (default 1)')
+    p.add_argument('--subjects', type=int, default=4, help='subjects per group with a randomised phase (default 4)')
+    p.add_argument('--seed', type=int, default=0, help='seed of the randomised orders (and of the restarts)')
+    p.add_argument('--device', default='cpu', help='torch device (default cpu)')
+    p.add_argument('--format', default='table', help='table or json (default table)')
+
+def _animal(a, cmd) -> int:
+    "`pavlovattn score` / `pavlovattn fit`: the families against the animal data (see the animal-data page)."
+    for name, x, valid in (('rule', a.rule, RULES), ('format', a.format, ('table', 'json'))):
+        if x not in valid: raise UsageError(f"pavlovattn {cmd}: unknown {name} {x!r}; valid: {', '.join(valid)}")
+    for name in ('subjects', 'steps', 'restarts'):
+        if getattr(a, name, 1) < 1: raise UsageError(f'pavlovattn {cmd}: --{name.replace("_", "-")} must be at least 1; got {getattr(a, name)}')
+    _check_device(a.device, cmd)
+    animal = importlib.import_module('pavlovattn.animal')                   # lazily: `--help` stays fast
+    try:
+        if cmd == 'score':
+            res = animal.score(a.rule, ids=a.only, beta=a.beta, gamma=a.gamma, tau=a.tau, subjects=a.subjects, seed=a.seed, device=a.device)
+        else:
+            if a.held_out and not a.joint: raise ValueError('--held-out needs --joint')
+            known = set(a.only or [e.id for e in animal.experiments()])
+            bad = [i for i in a.held_out if i not in known]
+            if bad: raise ValueError(f"--held-out {', '.join(bad)} is not among the experiments fitted")
+            res = animal.fit(a.rule, ids=a.only, joint=a.joint, held_out=a.held_out, steps=a.steps, restarts=a.restarts, lr=a.lr,
+                             subjects=a.subjects, seed=a.seed, device=a.device)
+    except ValueError as e: raise UsageError(f'pavlovattn {cmd}: {e}')
+    if a.format == 'json': print(json.dumps(res, indent=1)); return 0
+    f = lambda x: '—' if x is None else f'{x:.3f}'
+    print(f"{res['rule']} ({res['mode']})")
+    for e in res['experiments']:
+        par = ', '.join(f'{k}={v:.3g}' for k, v in e['params'].items() if isinstance(v, float) and k not in ('a', 'b'))
+        print(f"{e['id']:<28} r={f(e['r']):>6}  ordinal={f(e['ordinal']):>5}  {par}  ({e['citation']})")
+    for e in res['not_expressible']: print(f"{e['id']:<28} not expressible ({e['citation']})")
+    return 0
+
+@subcommand('score', 'score one family on the classic experiments (published group means): Pearson r and ordinal agreement')(_animal_args)
+def _score(a) -> int: return _animal(a, 'score')
+
+@subcommand('fit', "fit one family's parameters to the classic experiments by gradient, per experiment or jointly")(lambda p: _animal_args(p, fitting=True))
+def _fit(a) -> int: return _animal(a, 'fit')
+
 # %% ../nbs/10_cli.ipynb #b1dd1461
 def main(argv=None) -> int:
     "Entry point of the `pavlovattn` command."

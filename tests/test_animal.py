@@ -1,0 +1,110 @@
+"""Families against animal data (issue 17): the loader, a hand-computed score, parameter recovery, the CLI's JSON."""
+import json, subprocess, sys
+import pytest, torch
+from pavlovattn.animal import (load_experiments, experiments, select, compile_batch, strengths, response, pearson, ordinal,
+                               score, fit)
+from pavlovattn.core import RULES
+from pavlovattn.designs import parse_design
+
+
+def test_every_experiment_parses_and_every_group_has_data():
+    df = load_experiments()
+    assert set(df.direction) == {'up', 'down'} and df.observed.notna().all()
+    for e in experiments(expressible_only=False):
+        assert e.citation and e.ccnlab and len(e.points) >= 2
+        if not e.expressible:
+            assert e.design == '' and e.note.startswith('Not expressible'); continue
+        d = parse_design(e.design)
+        groups = {g.name: g for g in d.groups}
+        assert {p[0] for p in e.points} == set(groups)          # every group has data, every data group exists
+        for g, probes, _, _ in e.points:
+            n = sum(t.probe for t in groups[g].trial_types)
+            assert probes and all(1 <= k <= n for k in probes)
+    assert len([e for e in experiments() if e.expressible]) >= 15
+
+
+def _rw(trials, beta=0.1):
+    V = {}
+    for cues, lam in trials:
+        err = lam - sum(V.get(c, 0.) for c in cues)
+        for c in cues: V[c] = V.get(c, 0.) + beta * err
+    return V
+
+
+def test_overexpectation_score_equals_hand_computation():
+    base = [('A', 1)] * 16 + [('B', 1)] * 16
+    hand = [_rw(base)['A'], _rw(base + [('A', 1)] * 2)['A'], _rw(base + [('AB', 1)] * 2)['A']]
+    res = score('delta', ids=['overexpectation'], beta=0.1)['experiments'][0]
+    got = [g['strength'] for g in res['groups']]
+    assert got == pytest.approx(hand, abs=1e-12)
+    obs = [0.14, 0.11, 0.44]                                    # suppression ratio: lower is a stronger CR
+    x = [-v for v in hand]
+    mx, my = sum(x) / 3, sum(obs) / 3
+    r = sum((a - mx) * (b - my) for a, b in zip(x, obs)) / (sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in obs)) ** 0.5
+    assert res['r'] == pytest.approx(r, abs=1e-12)
+    b = sum((a - mx) * (c - my) for a, c in zip(x, obs)) / sum((a - mx) ** 2 for a in x)
+    assert [g['predicted'] for g in res['groups']] == pytest.approx([my + b * (a - mx) for a in x], abs=1e-12)
+    # ordinal: the animals order control 2 < control 1 < overexpectation; the pairs agree when -V orders them the same way
+    assert res['ordinal'] == 1.0
+
+
+def test_scores_undefined_and_ties():
+    assert pearson([1., 1., 1.], [1., 2., 3.]) is None
+    assert ordinal([1., 1.], [1., 2.]) == 0.5
+    assert ordinal([1., 2.], [1., 1.]) is None
+    # Hebbian learning has no competition: blocking's groups all read the same A
+    res = score('hebbian', ids=['backward_blocking'])['experiments'][0]
+    assert res['r'] is None and res['ordinal'] == 0.5
+
+
+def test_every_family_scores_every_experiment():
+    b = compile_batch(select())
+    for rule in RULES:
+        res = score(rule, batch=b)
+        assert len(res['experiments']) == len(b.exps) and len(res['not_expressible']) >= 1
+        for e in res['experiments']:
+            assert e['r'] is None or -1 - 1e-9 <= e['r'] <= 1 + 1e-9
+            assert all(torch.isfinite(torch.tensor(g['predicted'])) for g in e['groups'])
+
+
+@pytest.mark.parametrize('rule,true', [('delta', dict(beta=0.1)), ('gated-delta', dict(beta=0.1, gamma=0.97))])
+def test_fit_recovers_parameters_from_model_data(rule, true):
+    b = compile_batch(select(['acquisition_partial', 'extinction_partial', 'overexpectation']))
+    with torch.no_grad(): b.y = 2 + 5 * b.sign * strengths(b, rule, **true)   # through the response model: oriented by each measure's direction
+    got = fit(rule, batch=b, joint=True, steps=120, restarts=3, lr=0.1)
+    for k, v in true.items(): assert got['params'][k] == pytest.approx(v, abs=0.01), (k, got['params'])
+    assert all(e['loss'] < 0.02 for e in got['experiments']), [e['loss'] for e in got['experiments']]
+
+
+def test_fit_lowers_the_loss_and_keeps_beta_stable():
+    b = compile_batch(select(['overexpectation', 'overshadowing_blocking']))
+    before = score('delta', batch=b)
+    after = fit('delta', batch=b, steps=30, restarts=1)
+    for e0, e1 in zip(before['experiments'], after['experiments']):
+        assert e1['loss'] <= 1.0 and 0 < e1['params']['beta'] < 2 / 4
+
+
+def test_joint_fit_held_out():
+    b = compile_batch(select(['overexpectation', 'renewal', 'overshadowing_blocking']))
+    res = fit('delta', batch=b, joint=True, held_out=['renewal'], steps=5, restarts=1)
+    assert [e['held_out'] for e in res['experiments']] == [False, True, False]
+    assert len({json.dumps(e['params'], sort_keys=True) for e in res['experiments']}) == 3   # a, b differ; family params shared
+    assert len({e['params']['beta'] for e in res['experiments']}) == 1
+
+
+def _cli(*argv):
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *argv], capture_output=True, text=True, timeout=600)
+
+
+def test_cli_score_json_and_refusals():
+    p = _cli('score', '--rule', 'delta', '--only', 'overexpectation', 'sensory_preconditioning', '--format', 'json')
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    e = res['experiments'][0]
+    assert {'id', 'citation', 'groups', 'params', 'r', 'ordinal'} <= set(e)
+    assert {'name', 'observed', 'predicted'} <= set(e['groups'][0])
+    assert res['experiments'][1]['r'] is None                  # no CS-CS links: equal predictions, r undefined (null)
+    for argv in (['score', '--rule', 'nope'], ['score', '--only', 'unblocking'], ['score', '--beta', '-1'],
+                 ['score', '--beta', 'nan'], ['score', '--beta', '5'], ['fit', '--restarts', '0'], ['score', '--format', 'xml']):
+        p = _cli(*argv)
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and 'Traceback' not in p.stderr, (argv, p.stderr)
