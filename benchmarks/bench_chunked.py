@@ -3,7 +3,7 @@
 Workload: one head, d_k = d_v = D (64), unit keys, random values, rates in (0, 1), gates in (0.9, 1) where the family
 has them, float32, the current device (CPU unless CUDA is present). For every fixed-state family of
 `pavlovattn.families.FAMILIES`, algorithm in {sequential, chunked (C = 64)}, T in {256, 1024, 4096}, batch in {1, 16}:
-  fwd      recur(..., algorithm=A) under torch.no_grad() (predictions, outputs, final state)
+  fwd      recur(..., algorithm=A, reads='out') under torch.no_grad() (outputs and final state: what a layer computes)
   fwd+bwd  recur(...) with gradients on q, k, v, beta, then backward() of the outputs' sum (T <= 1024 only)
 Protocol: one warm-up call per cell, then the median of REPEATS calls; the two algorithms of a cell are timed back to
 back, so each ratio compares like with like under the same load. The plain numpy loop (DeltaNet, batch 1, float64 and
@@ -45,11 +45,11 @@ def cell(fam, B, T, D, device, alg, bwd, repeats):
     q, k, v, kw = inputs(fam, B, T, D, device)
     if not bwd:
         def f():
-            with torch.no_grad(): recur(k, v, q, rule=fam.name, algorithm=alg, check=False, **kw)
+            with torch.no_grad(): recur(k, v, q, rule=fam.name, algorithm=alg, check=False, reads='out', **kw)
     else:
         def f():
             xs = [x.clone().requires_grad_() for x in (q, k, v, kw['beta'])]
-            tr = recur(xs[1], xs[2], xs[0], rule=fam.name, algorithm=alg, check=False, **{**kw, 'beta': xs[3]})
+            tr = recur(xs[1], xs[2], xs[0], rule=fam.name, algorithm=alg, check=False, reads='out', **{**kw, 'beta': xs[3]})
             tr.out.sum().backward()
     if device.type == 'cuda':
         g = f
@@ -98,7 +98,7 @@ def main(argv=None):
         tn = timed(numpy_delta(1, 4096, a.D, dt), a.repeats)
         q, k, v, kw = inputs(FAMILIES['delta'], 1, 4096, a.D, torch.device('cpu'), dtype=tdt)
         def f():
-            with torch.no_grad(): recur(k, v, q, rule='delta', algorithm='sequential', check=False, **kw)
+            with torch.no_grad(): recur(k, v, q, rule='delta', algorithm='sequential', check=False, reads='out', **kw)
         ts = timed(f, a.repeats); base[dt.__name__] = tn / ts
         print(f"numpy loop (delta, B=1, T=4096, {dt.__name__}): {tn * 1e3:.1f} ms; sequential loop {ts * 1e3:.1f} ms: loop/numpy speed {tn / ts:.2f}x")
     targets = [('chunked hebbian >= 10x sequential, B=1, T=4096, fwd', R.get(('hebbian', False, 1, 4096)), 10),

@@ -92,7 +92,7 @@ def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
     n0 = K.shape[1] - T
     if T == 0:                                                         # no steps: empty reads, the memory as it was
         z = v.new_zeros(B, 0, H, v.shape[-1])
-        return Trace(z if reads else None, z if reads else None, ExemplarMemory(K, Vv, W))
+        return Trace(z if reads is True else None, z if reads else None, ExemplarMemory(K, Vv, W))
     step = max(1, 2**24 // max(1, B * H * K.shape[1]))                 # query times per block: bounded memory for long runs
     def read(qq, strict, a, e):
         sc = torch.einsum('bthd,bshd->bhts', qq[:, a:e], K) / tau       # [B,H,e-a,N]
@@ -107,7 +107,7 @@ def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
         return num / den
     blocks = [(a, min(T, a + step)) for a in range(0, T, step)] or [(0, 0)]
     if not reads: return Trace(None, None, ExemplarMemory(K, Vv, W))
-    return Trace(torch.cat([read(k, True, a, e) for a, e in blocks], 1),
+    return Trace(torch.cat([read(k, True, a, e) for a, e in blocks], 1) if reads is True else None,
                  torch.cat([read(q, False, a, e) for a, e in blocks], 1), ExemplarMemory(K, Vv, W))
 
 def _softmax_probes(mem, P, T, tau, sink):
@@ -148,7 +148,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           tau:float|None=None,       # softmax temperature (default 1; softmax only)
           sink:float|None=None,      # softmax sink weight (key 0, value 0; default 1; softmax only)
           probes=None,               # fixed probe keys `[C,dk]` (or `[B,H,C,dk]`) read after every step, e.g. each cue's key
-          reads:bool=True,           # compute `pred` and `out` (False: only the state and probes; softmax's reads cost O(T^2))
+          reads=True,                # True: `pred` and `out`; 'out': only `out` (what a layer needs); False: only the state and probes
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
           kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys

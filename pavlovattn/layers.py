@@ -84,6 +84,6 @@ class AttentionMixer(nn.Module):
         elif fam.name == 'decay': opts['gamma'] = self.gamma_fixed.to(x)
         elif self.gamma_logit is not None: opts['gamma'] = torch.sigmoid(self.gamma_logit)
         if kw is not None: opts['kw'] = kw
-        tr = recur(k, v, q, rule=self.rule, S0=state, check=False, algorithm=self.algorithm, chunk=self.chunk, **opts)
+        tr = recur(k, v, q, rule=self.rule, S0=state, check=False, reads='out', algorithm=self.algorithm, chunk=self.chunk, **opts)
         y = self.o_proj(self.o_norm(tr.out).reshape(B, T, H * dh))
         return (y, tr.state) if return_state else y

@@ -111,3 +111,12 @@ def test_cuda_equals_cpu_reference(fam, alg):
     ref = forward(fam, *xs[:6], kw=xs[6], probes=xs[7])
     got = forward(fam, *[None if x is None else x.cuda() for x in xs[:6]], kw=None if xs[6] is None else xs[6].cuda(), probes=xs[7].cuda(), algorithm=alg, chunk=16)
     for x, y in zip(ref, got): assert (x - y.cpu()).abs().max() < 1e-10
+
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_outputs_only_equal_the_full_read(fam):
+    "reads='out' (what a layer asks for) gives the same outputs, state and probes, and no predictions."
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=50)
+    for alg in ('sequential', 'chunked'):
+        full = forward(fam, q, k, v, b, g, S0, kw, P, algorithm=alg, chunk=16)
+        out = forward(fam, q, k, v, b, g, S0, kw, P, reads='out', algorithm=alg, chunk=16)
+        assert out[0] is None and all(torch.equal(x, y) or (x - y).abs().max() < 1e-13 for x, y in zip(full[1:], out[1:]))
