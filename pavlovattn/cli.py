@@ -7,8 +7,7 @@ from __future__ import annotations
 import argparse, importlib, json, math, os, sys, tempfile
 import torch
 from .registry import load_claims, run_claims, format_table
-from .core import RULES
-from .designs import simulate, parse_design, one_line, KEY_CODINGS
+from .designs import simulate, parse_design, one_line, KEY_CODINGS, design_rules
 
 # %% auto #0
 __all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'UsageError', 'subcommand', 'main']
@@ -35,7 +34,7 @@ DTYPES = ('float64', 'float32')
 
 def _run_args(p):
     p.add_argument('design', metavar='DESIGN', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it)')
-    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(RULES)} (default delta)")
+    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(design_rules())} (default delta)")
     p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=float, default=None, metavar='B', help='write rate on - trials (default: --beta)')
     p.add_argument('--gamma', type=float, default=None, help='decay per trial (default 0.9 for decay, else 1)')
@@ -97,7 +96,7 @@ def _print_table(res):
 
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
 def _run(a) -> int:
-    _choice('rule', a.rule, RULES); _choice('key coding', a.keys, KEY_CODINGS)
+    _choice('key coding', a.keys, KEY_CODINGS)
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
     _check_device(a.device, 'run', getattr(torch, a.dtype))

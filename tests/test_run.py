@@ -74,7 +74,7 @@ def test_table_and_csv():
     (['10A+ | 10A*'], 'bad trial type "10A*" at position 8: expected + or - after the cues'),
     (['10A+ |\n 10A\n*'], 'bad trial type "10A\\n*" at position 9'),
     (['exp: 10A+ ; 10B+'], 'group "10B+" at position 13 has no name'),
-    (['10A+', '--rule', 'lstm'], "unknown rule 'lstm'; valid: hebbian, decay, delta, gated-delta, channel-gate, softmax"),
+    (['10A+', '--rule', 'lstm'], "unknown rule 'lstm'; valid rules: hebbian, normalized, decay, gla, delta, gated-delta, channel-gate, softmax"),
     (['10A+', '--keys', 'hash'], "unknown key coding 'hash'; valid: onehot, random"),
     (['10A+', '--format', 'xml'], "unknown format 'xml'; valid: table, json, csv"),
     (['10A+', '--dtype', 'float16'], "unknown dtype 'float16'; valid: float64, float32"),
