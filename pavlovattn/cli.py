@@ -29,11 +29,15 @@ def subcommand(name:str, help:str):
     return reg
 
 # %% ../nbs/10_cli.ipynb #8d4ab4c2
+import warnings
+from .designs import DIALECTS
 FORMATS = ('table', 'json', 'csv')
 DTYPES = ('float64', 'float32')
 
 def _run_args(p):
-    p.add_argument('design', metavar='DESIGN', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it)')
+    p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
+    p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
+    p.add_argument('--dialect', default=None, help="native or calmr: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
     p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(design_rules())} (default delta)")
     p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=float, default=None, metavar='B', help='write rate on - trials (default: --beta)')
@@ -44,13 +48,16 @@ def _run_args(p):
     p.add_argument('--overlap', type=float, default=0.0, help='pairwise inner product of random unit keys (--keys random)')
     p.add_argument('--salience', default=None, metavar='A=0.8,B=0.2', help='squared key norm per cue (default 1)')
     p.add_argument('--normalize', action='store_true', help='L2-normalise each compound key')
-    p.add_argument('--miniblocks', action='store_true', help="shuffle ! phases in miniblocks, as calmr's default")
+    p.add_argument('--miniblocks', action=argparse.BooleanOptionalAction, default=None,
+                   help="cut phases into miniblocks (count/gcd of every trial type each): native, only ! phases, each block shuffled (default off); "
+                        "--dialect calmr: every phase with several trial types, shuffled in ! phases, as calmr's default (--no-miniblocks: off)")
     p.add_argument('--subjects', type=int, default=1, help='simulated subjects per group (default 1)')
     p.add_argument('--seed', type=int, default=0, help='seed of random keys and randomised orders (default 0)')
     p.add_argument('--dtype', default='float64', help='float64 or float32 (default float64)')
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--tau', type=float, default=1.0, help='softmax temperature (default 1)')
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
+    p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does), with a warning, instead of refusing it')
 
 def _parse_salience(text:str) -> dict:
     "'A=0.8,B=0.2,(ctx)=0.5' -> {'A': 0.8, 'B': 0.2, 'ctx': 0.5}; one-line UsageError naming a bad item."
@@ -99,13 +106,25 @@ def _run(a) -> int:
     _choice('key coding', a.keys, KEY_CODINGS)
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
+    if a.dialect is not None: _choice('dialect', a.dialect, DIALECTS)
+    if (a.design is None) == (a.calmr is None):
+        raise UsageError('pavlovattn run: give DESIGN or --calmr FILE.csv, not both' if a.design is not None
+                         else 'pavlovattn run: the following arguments are required: DESIGN (or --calmr FILE.csv)')
+    dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
     _check_device(a.device, 'run', getattr(torch, a.dtype))
     try:
-        if a.format == 'csv': _check_table_size(parse_design(a.design))
+        if a.calmr is not None:
+            try: design = importlib.import_module('pavlovattn.interop').read_calmr(a.calmr)
+            except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
+        else: design = parse_design(a.design, dialect)
+        if a.format == 'csv': _check_table_size(design)
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
-        res = simulate(a.design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
-                       salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(torch, a.dtype),
-                       device=a.device, tau=a.tau)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always', RuntimeWarning)
+            res = simulate(design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
+                           salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(torch, a.dtype),
+                           device=a.device, tau=a.tau)
+        for w in caught: print(one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
     except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
     if a.format == 'json': print(json.dumps(res.to_json(), indent=1))
     elif a.format == 'csv': sys.stdout.write(res.table.to_csv(index=False))
@@ -122,6 +141,7 @@ def _reproduce_args(p):
     p.add_argument('--list', action='store_true', help='list claim ids (with --json PATH: as JSON) and exit')
     p.add_argument('--exact', action='store_true', help='only the exact, theorem-type claims')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--retrain', action='store_true', help='train the trained-model claims anew, ignoring cached checkpoints (under $PAVLOVATTN_CACHE)')
     p.add_argument('--wide', action='store_true', help='one line per row in the table (default: long cells wrap; nothing is cut)')
 
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
@@ -137,6 +157,7 @@ def _reproduce(a) -> int:
         for r in rows: print(f"{r['id']}\t{'exact' if r['exact'] else '-'}\t{r['claim']}")
         return 0
     _check_device(a.device)
+    if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
     rows, ok = run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
     print(format_table(rows, wide=a.wide))
     if a.json: _write_json(a.json, rows); print(f'report: {a.json}')

@@ -4,16 +4,17 @@
 
 # %% ../nbs/01_designs.ipynb #ef51f17d
 from __future__ import annotations
-import hashlib, importlib, math, operator, re
+import hashlib, importlib, math, operator, re, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
 from .core import recur, summarize, RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
-__all__ = ['MAX_COUNT', 'KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'one_line', 'DesignError', 'TrialType', 'Phase',
-           'Group', 'Design', 'parse_design', 'cue_keys', 'design_rules', 'SizeError', 'memory_estimate', 'simulate',
-           'Result', 'compare', 'plot_compare', 'explore', 'rw_reference_error']
+__all__ = ['MAX_COUNT', 'DIALECTS', 'KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'CALMR_DEFAULTS', 'one_line',
+           'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design', 'cue_keys', 'design_rules',
+           'SizeError', 'memory_estimate', 'simulate', 'Result', 'compare', 'plot_compare', 'calmr_parameters',
+           'explore', 'rw_reference_error']
 
 # %% ../nbs/01_designs.ipynb #ee7b7000
 _BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
@@ -29,17 +30,24 @@ class DesignError(ValueError):
 
 @dataclass(frozen=True)
 class TrialType:
-    "`count` trials of the compound `cues` with outcome `+` (reinforced), `-` (non-reinforced) or `#` (a probe)."
+    "`count` trials of the compound `cues` with outcome `+` (reinforced), `-` (non-reinforced) or `#` (a probe); a calmr trial with periods (`A>B`) runs its `periods` one after the other."
     count: int           # number of trials
-    cues: tuple          # cue names, e.g. ('A', 'B') or ('ctx',)
+    cues: tuple          # cue names, e.g. ('A', 'B') or ('ctx',); () for a US-alone trial (calmr's `10(US)`)
     outcome: str         # '+', '-' or '#'
     pos: int = 0         # 1-based position in the design string
+    periods: tuple = ()  # calmr's `>` periods: one TrialType per period (each one step), else ()
+    us: tuple = ()       # with periods: whether each period holds the US as written
     @property
     def probe(self) -> bool: return self.outcome == '#'
     @property
+    def steps(self) -> tuple: return self.periods or (self,)
+    @property
     def cue_text(self) -> str: return ''.join(c if len(c) == 1 and 'A' <= c <= 'Z' else f'({c})' for c in self.cues)   # parses back: (a), (1)
     @property
-    def label(self) -> str: return f'#{self.cue_text}' if self.probe else f'{self.cue_text}{self.outcome}'
+    def label(self) -> str:
+        if self.periods: return ('#' if self.probe else '') + '>'.join(p.cue_text + '(US)' * u for p, u in zip(self.periods, self.us))
+        if not self.cues: return '(US)'                                                    # a US-alone trial
+        return f'#{self.cue_text}' if self.probe else f'{self.cue_text}{self.outcome}'
     def __str__(self): return (f'{self.count}' if self.count != 1 or not self.probe else '') + self.label
 
 @dataclass(frozen=True)
@@ -49,7 +57,9 @@ class Phase:
     random: bool = False
     pos: int = 0
     @property
-    def n(self) -> int: return sum(t.count for t in self.trials)
+    def steps(self) -> list: return [s for t in self.trials for s in t.steps]
+    @property
+    def n(self) -> int: return sum(t.count * len(t.steps) for t in self.trials)
     def __str__(self): return ('!' if self.random else '') + '/'.join(map(str, self.trials))
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ class Group:
     phases: tuple        # Phase, ...
     pos: int = 0
     @property
-    def trial_types(self) -> list: return [t for p in self.phases for t in p.trials]
+    def trial_types(self) -> list: return [s for p in self.phases for s in p.steps]
     @property
     def n(self) -> int: return sum(p.n for p in self.phases)
     def __str__(self): return f'{self.name}: ' + ' | '.join(map(str, self.phases))
@@ -69,6 +79,7 @@ class Design:
     "A parsed design: groups, and the cues in order of first appearance."
     groups: tuple        # Group, ...
     text: str = ''
+    dialect: str = 'native'   # the grammar it was written in: 'native' or 'calmr'
     @property
     def cues(self) -> tuple:
         seen = {}
@@ -98,7 +109,9 @@ def _stripped(s:str, off:int) -> tuple:
     "`s.strip()` and the 1-based position of its first character."
     return s.strip(), off + (len(s) - len(s.lstrip())) + 1
 
-def _parse_trial(raw:str, off:int) -> TrialType:
+DIALECTS = ('native', 'calmr')
+
+def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     s, p = _stripped(raw, off)
     if not s: raise DesignError(f'empty trial type at position {p}: expected e.g. 10A+ between the separators')
     def bad(why): raise DesignError(f'bad trial type "{_show(s)}" at position {p}: {why}')
@@ -110,47 +123,73 @@ def _parse_trial(raw:str, off:int) -> TrialType:
     while i < n and s[i].isspace(): i += 1
     probe = i < n and s[i] == '#'
     if probe: i += 1
-    cues, outcome = [], None
+    periods, us, outcome = [[]], [False], None          # calmr: cues and US of each `>` period
+    cues = periods[0]
     while i < n:
         ch = s[i]
         if ch.isspace(): i += 1
-        elif 'A' <= ch <= 'Z': cues.append(ch); i += 1
+        elif 'A' <= ch <= 'Z' or (calmr and ch.isascii() and ch.isalpha()): periods[-1].append(ch); i += 1   # calmr: any letter
         elif ch == '(':
             j = s.find(')', i)
             if j < 0: bad(f'unclosed "(" at position {p + i}')
             name = s[i + 1:j].strip()
-            if name == 'US': outcome = '+'; i = j + 1; break
+            if name == 'US':
+                if not calmr: outcome = '+'; i = j + 1; break
+                if us[-1]: bad(f'a second (US) in one period at position {p + i}')
+                us[-1] = True; i = j + 1; continue
             if not _CUE_NAME.fullmatch(name): bad(f'cue name "({_show(name, 30)})" at position {p + i} must be letters, digits or _')
-            cues.append(name); i = j + 1
-        elif ch in '+-': outcome = ch; i += 1; break
+            if calmr and name.startswith('US_'):
+                bad(f'named US "({name})" at position {p + i}: one US per design here (several USs, one value dimension each, are not supported yet)')
+            periods[-1].append(name); i = j + 1
+        elif ch == '>' and calmr:
+            if not (periods[-1] or us[-1]): bad(f'empty period before ">" at position {p + i}')
+            periods.append([]); us.append(False); i += 1
+        elif ch in '+-':
+            if calmr and (len(periods) > 1 or us[-1]): bad(f'"{ch}" at position {p + i}: a trial with (US) or periods ">" marks its US with (US) only')
+            outcome = ch; i += 1; break
         elif ch in _DIGITS: bad(f'digit "{ch}" at position {p + i}: the count comes first, before the cues')
         elif ch.isdigit() or ch.isnumeric(): bad(f'"{ch}" at position {p + i}: counts are written with the ASCII digits 0-9')
         elif ch.isalpha(): bad(f'"{ch}" at position {p + i}: cues are capital letters or parenthesised names like (ctx)')
+        elif ch == '#' and calmr and not probe: probe = True; i += 1           # calmr reads "#" anywhere in the trial (`1A#`)
         elif ch == '#': bad(f'"#" at position {p + i}: a probe is written #CUES or COUNT#CUES')
-        elif ch == '>': bad(f'unexpected ">" at position {p + i} (calmr periods ">" are not supported)')
-        elif cues and not probe: bad(f'expected + or - after the cues (found "{ch}" at position {p + i})')
+        elif ch == '>': bad(f'unexpected ">" at position {p + i} (calmr periods ">" are read with dialect=\'calmr\')')
+        elif cues and not probe and not calmr: bad(f'expected + or - after the cues (found "{ch}" at position {p + i})')
         else: bad(f'unexpected "{ch}" at position {p + i}')
     rest = s[i:]
     if rest.strip():
         q = p + i + len(rest) - len(rest.lstrip())
         bad(f'unexpected "{_show(rest.strip(), 30)}" at position {q}, after the outcome')
-    if not cues: bad('no cues: expected capital letters or (names)' + (' after "#"' if probe else ' before the outcome'))
-    seen = set(); dup = {c for c in cues if c in seen or seen.add(c)}      # linear in the number of cues
-    if dup: bad(f'cue {_show(min(dup), 30)} appears twice in one compound')
-    if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
-    if not probe and outcome is None: bad('expected + or - after the cues')
     if count == 0: bad('the count must be at least 1')
-    return TrialType(1 if count is None else count, tuple(cues), '#' if probe else outcome, p)
+    count = 1 if count is None else count
+    for cs in periods:
+        seen = set(); dup = {c for c in cs if c in seen or seen.add(c)}      # linear in the number of cues
+        if dup: bad(f'cue {_show(min(dup), 30)} appears twice in one compound')
+    if calmr:
+        if not (periods[-1] or us[-1]): bad('no cues: expected capital letters, (names) or (US)' + (' after ">"' if len(periods) > 1 else ''))
+        if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
+        if len(periods) > 1:                       # calmr: each period one update, reinforced when the US is in it or in the next one
+            P = len(periods)
+            subs = tuple(TrialType(count, tuple(periods[k]), '#' if probe else '+' if us[k] or us[min(k + 1, P - 1)] else '-', p)
+                         for k in range(P))
+            allc = tuple(dict.fromkeys(c for cs in periods for c in cs))
+            return TrialType(count, allc, '#' if probe else '+' if any(us) else '-', p, subs, tuple(us))
+        return TrialType(count, tuple(cues), '#' if probe else '+' if us[0] or outcome == '+' else '-', p)
+    if not cues: bad('no cues: expected capital letters or (names)' + (' after "#"' if probe else ' before the outcome'))
+    if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
+    if not probe and outcome is None: bad("expected + or - after the cues (unmarked trials are non-reinforced with dialect='calmr')")
+    return TrialType(count, tuple(cues), '#' if probe else outcome, p)
 
-def _parse_phase(raw:str, off:int) -> Phase:
+def _parse_phase(raw:str, off:int, calmr:bool=False) -> Phase:
     s, p = _stripped(raw, off)
-    if not s: raise DesignError(f'empty phase at position {p}: expected trial types such as 10A+ between the "|"s')
+    if not s:
+        if calmr: return Phase((), False, p)     # calmr: an empty cell is a phase this group skips
+        raise DesignError(f'empty phase at position {p}: expected trial types such as 10A+ between the "|"s')
     rnd = s.startswith('!')
     body_off = p - 1 + (1 if rnd else 0)
     body = s[1:] if rnd else s
-    return Phase(tuple(_parse_trial(t, o) for t, o in _pieces(body, '/', body_off)), rnd, p)
+    return Phase(tuple(_parse_trial(t, o, calmr) for t, o in _pieces(body, '/', body_off)), rnd, p)
 
-def _parse_group(raw:str, off:int, named:bool) -> Group:
+def _parse_group(raw:str, off:int, named:bool, calmr:bool=False) -> Group:
     s, p = _stripped(raw, off)
     if not s: raise DesignError(f'empty group at position {p}: expected name: phase | phase')
     lead = len(raw) - len(raw.lstrip())
@@ -165,22 +204,25 @@ def _parse_group(raw:str, off:int, named:bool) -> Group:
     else:
         if named: raise DesignError(f'group "{_show(s)}" at position {p} has no name: with several groups write name: phase | phase')
         name, body, body_off = 'group', raw, off
-    phases = tuple(_parse_phase(ph, o) for ph, o in _pieces(body, '|', body_off))
+    phases = tuple(_parse_phase(ph, o, calmr) for ph, o in _pieces(body, '|', body_off))
+    if not any(ph.trials for ph in phases): raise DesignError(f'group "{_show(name)}" at position {p} has no trials')
     return Group(name, phases, off + lead + 1)
 
 def parse_design(text:str, # the design, e.g. 'exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B'
+                 dialect:str='native', # 'calmr' also reads calmr's phase strings: unmarked trials, (US) anywhere, `>` periods, empty phases
                 ) -> Design:
     "Parse a design string; raise `DesignError` naming the offending text and its 1-based position."
     if isinstance(text, Design): return text
+    if dialect not in DIALECTS: raise ValueError(f"unknown dialect {dialect!r}; valid: {', '.join(DIALECTS)}")
     if not isinstance(text, str): raise DesignError(f'a design is a string, got {type(text).__name__}')
     if not text.strip(): raise DesignError('empty design at position 1: expected e.g. 10A+ | 10AB+')
     parts = _pieces(text, ';', 0)
-    groups = [_parse_group(g, o, named=len(parts) > 1) for g, o in parts]
+    groups = [_parse_group(g, o, named=len(parts) > 1, calmr=dialect == 'calmr') for g, o in parts]
     seen = {}
     for g in groups:
         if g.name in seen: raise DesignError(f'duplicate group name "{g.name}" at position {g.pos} (first at position {seen[g.name]})')
         seen[g.name] = g.pos
-    return Design(tuple(groups), text)
+    return Design(tuple(groups), text, dialect)
 
 # %% ../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -263,17 +305,20 @@ def _rates(beta) -> dict:
         out[k] = b
     return out
 
-def _check_rates(design, tt_keys, rule, rates):
-    "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase."
+def _check_rates(design, tt_keys, rule, rates, allow_unstable=False):
+    "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead."
     if _families()[rule].rate_bound is None: return                  # only error-correcting writes have a bound
     for g, Ks in zip(design.groups, tt_keys):
         i = 0
         for pi, ph in enumerate(g.phases, 1):
-            for tt in ph.trials:
+            for tt in ph.steps:
                 r = (0. if tt.probe else rates[tt.outcome]) * float((Ks[i] * Ks[i]).sum()); i += 1
                 if not tt.probe and r > 2 * (1 + 1e-9):
-                    raise UnstableRateError(f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {pi} has '
-                                            f'beta*|k|^2 = {r:.4g} > 2 (stable writes need beta*|k|^2 <= 2)')
+                    msg = (f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {pi} has '
+                           f'beta*|k|^2 = {r:.4g} > 2 (stable writes need beta*|k|^2 <= 2)')
+                    if not allow_unstable: raise UnstableRateError(msg + '; allow_unstable=True (--allow-unstable) runs it anyway, with a warning')
+                    warnings.warn(msg + ': running it because allow_unstable=True (each such trial overshoots its target)', RuntimeWarning, stacklevel=3)
+                    return
 
 class _threads:
     "Run a block with `n` torch threads (restored afterwards)."
@@ -285,23 +330,32 @@ def _name_id(name:str) -> int:
     "A 64-bit number for a group's name: its random streams are keyed by the name, not by the group's place in the design."
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), 'little')
 
-def _orders(group, seed, lo, hi, miniblocks=False) -> torch.Tensor:
-    "Trial-type indices `[hi-lo, T]` of subjects lo..hi-1: blocks, or each subject's own seeded permutation in a `!` phase."
+def _orders(group, seed, lo, hi, miniblocks=False, every=False) -> torch.Tensor:
+    "Step indices `[hi-lo, T]` into `group.trial_types` of subjects lo..hi-1: blocks, or each subject's own seeded permutation in a `!` phase; miniblocks in `!` phases (`miniblocks`) or in every phase with several trial types (`every`, calmr's default); a trial with periods expands into its consecutive steps."
     kn = importlib.import_module('pavlovattn.kernels')
     dt = np.int16 if len(group.trial_types) < 2**15 else np.int32           # small: the simulation reads it once per trial
     S, gid = hi - lo, _name_id(group.name)
     out = np.empty((S, group.n), dtype=dt)
     base, pos = 0, 0
     for pi, ph in enumerate(group.phases, 1):
-        items = lambda div=1: np.concatenate([np.full(tt.count // div, base + j, dtype=dt) for j, tt in enumerate(ph.trials)])
+        if not ph.trials: continue                                        # calmr: a phase this group skips
+        P = np.array([len(tt.steps) for tt in ph.trials]); first = base + np.concatenate([[0], np.cumsum(P)[:-1]])
+        items = lambda div=1: np.concatenate([np.full(tt.count // div, first[j], dtype=dt) for j, tt in enumerate(ph.trials)])
         seq = items(); L = len(seq)
-        if not ph.random: out[:, pos:pos + L] = seq
-        elif not miniblocks: kn.shuffle_rows(seq, kn.stream_keys(seed, (gid, pi, 0), S, lo), out=out[:, pos:pos + L])
-        else:                                                          # calmr's miniblocks: m blocks, each holding count/m of every type
+        tgt = out[:, pos:pos + L] if P.max() == 1 else np.empty((S, L), dtype=dt)
+        if len(ph.trials) > 1 and (every or (ph.random and miniblocks)):  # calmr's miniblocks: m blocks, each holding count/m of every type
             m = math.gcd(*[tt.count for tt in ph.trials]); block = items(m); Lb = len(block)
             for bi in range(m):
-                kn.shuffle_rows(block, kn.stream_keys(seed, (gid, pi, bi + 1), S, lo), out=out[:, pos + bi * Lb:pos + (bi + 1) * Lb])
-        base += len(ph.trials); pos += L
+                if ph.random: kn.shuffle_rows(block, kn.stream_keys(seed, (gid, pi, bi + 1), S, lo), out=tgt[:, bi * Lb:(bi + 1) * Lb])
+                else: tgt[:, bi * Lb:(bi + 1) * Lb] = block
+        elif not ph.random: tgt[:] = seq
+        else: kn.shuffle_rows(seq, kn.stream_keys(seed, (gid, pi, 0), S, lo), out=tgt)
+        if P.max() > 1:                                                   # periods: each trial's steps, one after the other
+            plen = np.ones(len(group.trial_types), dtype=np.int64); plen[first] = P
+            f = tgt.reshape(-1).astype(np.int64); r = plen[f]; ends = np.cumsum(r)
+            steps = np.repeat(f, r) + (np.arange(ends[-1]) - np.repeat(ends - r, r))
+            L = int(ends[-1]) // S; out[:, pos:pos + L] = steps.reshape(S, L).astype(dt)
+        base += len(ph.steps); pos += L
     return torch.from_numpy(out)
 
 def _families() -> dict:
@@ -442,12 +496,15 @@ def simulate(design,                  # a design string or a parsed `Design`
              dtype=torch.float64,
              device='cpu',
              tau:float=1.0,           # softmax temperature
-             miniblocks:bool=False,   # `!` phases shuffled in miniblocks, as calmr's default (`!2A+/4B-`: two shuffled blocks of A+, B-, B-)
+             miniblocks:bool|None=None, # miniblocks (`!2A+/4B-`: two shuffled blocks of A+, B-, B-): native, in `!` phases when True (default False); calmr, in every phase with several trial types unless False
+             dialect:str='native',    # 'calmr': calmr's phase strings (see `parse_design`) and trial orders (miniblocks by default)
              per_subject:bool=False,  # also keep every subject's order and strengths (`order`, `V`, `pred_sum`; memory: subjects x trials)
              engine:str='auto',       # `recur`'s engine: 'auto', 'torch' or 'numba'
+             allow_unstable:bool=False, # run a delta write with beta*|k|^2 > 2 on some trial type (calmr runs them) with a RuntimeWarning instead of refusing it
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
-    d = parse_design(design)
+    d = parse_design(design, dialect)
+    miniblocks = dialect == 'calmr' if miniblocks is None else bool(miniblocks)
     _check_rule(rule)
     try: subjects = _integer(subjects, 'subjects')
     except ValueError: raise ValueError(f'subjects must be a positive integer; got {subjects!r}') from None
@@ -464,14 +521,15 @@ def simulate(design,                  # a design string or a parsed `Design`
     _check_device(device, dtype)
     _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine)
     cues = d.cues
+    if not cues: raise DesignError('the design has no cues: US-alone trials only')
     kd = cue_keys(cues, keys=keys, dk=dk, overlap=overlap, salience=salience, seed=seed, dtype=torch.float64)
     Kc64 = torch.stack([kd[c] for c in cues])
     tt_keys = []
     for g in d.groups:
-        Ks = torch.stack([sum(kd[c] for c in tt.cues) for tt in g.trial_types])
-        if normalize: Ks = Ks / Ks.norm(dim=-1, keepdim=True)
+        Ks = torch.stack([sum((kd[c] for c in tt.cues), torch.zeros_like(Kc64[0])) for tt in g.trial_types])   # a US-alone step: key 0
+        if normalize: nrm = Ks.norm(dim=-1, keepdim=True); Ks = torch.where(nrm > 0, Ks / nrm, Ks)
         tt_keys.append(Ks)
-    _check_rates(d, tt_keys, rule, rates)
+    _check_rates(d, tt_keys, rule, rates, allow_unstable)
     Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
     comp = _compiled(rule, dtype, device, engine)
     runs = {}
@@ -486,7 +544,7 @@ def simulate(design,                  # a design string or a parsed `Design`
             counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
             stats, pstats, keep = None, None, []
             for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar)):   # bounded memory: block by block
-                o = _orders(g, seed, lo, hi, miniblocks)
+                o = _orders(g, seed, lo, hi, miniblocks, dialect == 'calmr' and miniblocks)
                 out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine)
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
@@ -504,7 +562,8 @@ def simulate(design,                  # a design string or a parsed `Design`
                 keep.clear()
     params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=dkk, overlap=float(overlap),
                   salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
-                  subjects=subjects, seed=seed, miniblocks=bool(miniblocks), dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
+                  subjects=subjects, seed=seed, miniblocks=miniblocks, dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
+    if dialect != 'native': params['dialect'] = dialect               # the native run's JSON is unchanged
     return Result(d, rule, params, cues, runs)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
@@ -539,7 +598,7 @@ class Result:
         tts, T = r['trial_types'], g.n
         is_probe, first, probe = torch.tensor([t.probe for t in tts]), None, torch.zeros(T, dtype=torch.bool)
         for lo, hi in _blocks(p['subjects'], 16 * T + 64):
-            o = _orders(g, p['seed'], lo, hi, p['miniblocks'])
+            o = _orders(g, p['seed'], lo, hi, p['miniblocks'], p.get('dialect') == 'calmr' and p['miniblocks'])
             if first is None: first, mn, mx, probe = o[0].clone(), o.amin(0), o.amax(0), is_probe[o[0].long()]
             else: mn, mx = torch.minimum(mn, o.amin(0)), torch.maximum(mx, o.amax(0))
             for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14].long()].all(0)   # in slices
@@ -556,14 +615,15 @@ class Result:
         for gname, r in self.runs.items():
             ms, sds, rows = iter(r['probe_mean'].tolist()), iter(r['probe_sd'].tolist()), []   # over subjects; sd exactly 0 when all agree
             for pi, ph in enumerate(groups[gname].phases, 1):
-                rows += [dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])) for tt in ph.trials if tt.probe]
+                rows += [dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])) for tt in ph.steps if tt.probe]
             out[gname] = rows
         return out
 
     def orders(self, group:str) -> torch.Tensor:
         "Every subject's trial order in `group`, `[subjects, T]` indices into its trial types (drawn again from the seed: memory subjects x trials)."
         g = {g.name: g for g in self.design.groups}[group]
-        return _orders(g, self.params['seed'], 0, self.params['subjects'], self.params['miniblocks'])
+        return _orders(g, self.params['seed'], 0, self.params['subjects'], self.params['miniblocks'],
+                       self.params.get('dialect') == 'calmr' and self.params['miniblocks'])
 
     @property
     def strengths(self) -> dict:
@@ -625,6 +685,30 @@ def plot_compare(results:dict, # {rule: Result}, e.g. from `compare`
         if a is not axs[0][0]: a.set_ylabel('')
     axs[0][-1].legend(fontsize=6, loc='best'); plt.tight_layout()
     return list(axs[0])
+
+# %% ../nbs/01_designs.ipynb #ca1d0001
+CALMR_DEFAULTS = dict(alphas=0.4, betas_on=0.4, betas_off=0.4, lambdas=1.0)   # calmr's get_parameters() defaults for RW1972
+
+def _per(x, name:str, keys) -> dict:
+    "A calmr parameter given as one number for every stimulus or as {stimulus: value}: {stimulus: float} over `keys`."
+    if isinstance(x, dict):
+        d = {_cue_name(k): v for k, v in x.items()}
+        unknown = [k for k in d if k not in keys]
+        if unknown: raise ValueError(f"{name} given for unknown stimulus(es) {', '.join(unknown)}; the stimuli are {', '.join(keys)}")
+        return {k: float(d.get(k, CALMR_DEFAULTS[name])) for k in keys}
+    return {k: float(x) for k in keys}
+
+def calmr_parameters(design,                          # a design string (calmr dialect) or `Design`
+                     alphas=CALMR_DEFAULTS['alphas'],  # per stimulus: one number, or {stimulus: alpha} (the US's alpha plays no part in V(CS -> US))
+                     betas_on=CALMR_DEFAULTS['betas_on'],   # the US's beta when it is present: a number or {'US': beta}
+                     betas_off=CALMR_DEFAULTS['betas_off'], # the US's beta when it is absent
+                     lambdas=CALMR_DEFAULTS['lambdas'],     # the US's lambda: a number or {'US': lambda}
+                    ) -> dict:                         # `simulate` keywords: salience, beta, lam, dialect
+    "calmr's RW1972 parameters, in calmr's names, as `simulate` keywords: alpha of each stimulus = its salience (squared key norm), the US's beta on/off = the rates on `+`/`-` steps, the US's lambda = `lam`."
+    d = parse_design(design, 'calmr'); cues = d.cues
+    a = _per(alphas, 'alphas', cues + ('US',))
+    us = {n: _per(x, n, ('US',))['US'] for n, x in (('betas_on', betas_on), ('betas_off', betas_off), ('lambdas', lambdas))}
+    return dict(salience={c: a[c] for c in cues}, beta={'+': us['betas_on'], '-': us['betas_off']}, lam=us['lambdas'], dialect='calmr')
 
 # %% ../nbs/01_designs.ipynb #63c8f2ea
 def explore(design:str='exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B', # initial design

@@ -1,0 +1,153 @@
+"""The calmr dialect (issue 15): calmr's phase strings and trial orders, held to an independent Rescorla-Wagner loop
+written here (its own reading of a calmr phase string, its own miniblock order, and calmr's RW1972 update for the
+US column: each `>` period one update of that period's stimuli, reinforced when the US is in that period or the next,
+alpha of the stimulus times the US's beta on/off), on calmr's example designs (`get_design()` and the vignettes)."""
+import math, re
+import pytest
+import torch
+from pavlovattn.designs import parse_design, simulate, calmr_parameters, DesignError, _orders
+
+# calmr's own example designs: get_design() (blocking, relative_validity, controlled_blocking) and its vignettes
+CALMR_DESIGNS = {
+    'blocking': {'Blocking': ['10N>(US)', '10NL>(US)/10#L'], 'Control': ['', '10NL>(US)/10#L']},
+    'relative_validity': {'True': ['!10AB(US)/10AC', '1#A'], 'Pseudo': ['!5AB(US)/5AB/5AC(US)/5AC', '1#A']},
+    'controlled_blocking': {'Blocking': ['10N>(US)', '10NL>(US)/10#L'], 'Control': ['10C>(US)', '10NL>(US)/10#L']},
+    'vignette_blocking': {'Exp': ['10A(US)', '10AB(US)', '1#A/1#B'], 'Control': ['10C(US)', '10AB(US)', '1#A/1#B']},
+    'directional': {'Directional': ['10A>(US)', '10B>A/10#A'], 'Simultaneous': ['10A>(US)', '10BA/10#A']},
+    'pavlovian_inhibition': {'group': ['!50(US)/50AB/50#A']},
+    'feature_positive': {'FP': ['!100F>T>(US)/100T'], 'FN': ['!100F>T/100T>(US)']},
+}
+
+# ---- an independent reading of calmr's phase strings (after calmr's phase_parser; written apart from ours) ----
+def read_trial(t):
+    m = re.fullmatch(r'(\d*)(.*)', t.strip())
+    reps, body = int(m[1] or 1), m[2]
+    test = '#' in body
+    periods = []
+    for per in body.replace('#', '').split('>'):
+        names = re.findall(r'\(([^()]*)\)', per)
+        simple = [ch for ch in re.sub(r'\([^()]*\)', '', per) if not ch.isspace()]
+        periods.append(simple + names)
+    return reps, test, periods
+
+def read_phase(s):
+    if not s: return False, []
+    return '!' in s, [read_trial(t) for t in s.replace('!', '').split('/')]
+
+def written_order(trials, every=True):
+    "calmr's .sample_trials without randomisation: miniblocks (when several trial types) in written order within each block."
+    reps = [r for r, _, _ in trials]
+    if len(reps) > 1 and every:
+        g = reps[0]
+        for r in reps[1:]: g = math.gcd(g, r)
+        block = [j for j, r in enumerate(reps) for _ in range(r // g)]
+        return block * g
+    return [j for j, r in enumerate(reps) for _ in range(r)]
+
+def rw_steps(seq, alphas, b_on, b_off, lam):
+    "calmr RW1972's US column: V per stimulus before every step, and after the last; probe readings (sum of V before the probe)."
+    V, before, probes = {}, [], []
+    for stims, us_now, us_next, test, who in seq:
+        before.append(dict(V))
+        if test: probes.append((who, sum(V.get(c, 0.0) for c in stims if c != 'US'))); continue
+        on = us_now or us_next
+        cs = [c for c in stims if c != 'US']
+        err = (lam if on else 0.0) - sum(V.get(c, 0.0) for c in cs)
+        for c in cs: V[c] = V.get(c, 0.0) + alphas[c] * (b_on if on else b_off) * err
+    before.append(dict(V))
+    return before, probes
+
+def steps_of(trial, j):
+    "One trial's steps: (stimuli of the period, US in it, US in the next one (clamped), test, (trial string, period))."
+    _, test, periods = trial
+    P = len(periods)
+    return [(p, 'US' in p, 'US' in periods[min(k + 1, P - 1)], test, (j, k)) for k, p in enumerate(periods)]
+
+def as_string(groups):
+    return ' ; '.join(f'{g}: ' + ' | '.join(ph) for g, ph in groups.items())
+
+ALPHA = {'A': 0.3, 'B': 0.5, 'C': 0.4, 'N': 0.35, 'L': 0.45, 'F': 0.25, 'T': 0.55}
+PARS = dict(betas_on=0.6, betas_off=0.2, lambdas=1.3)
+
+@pytest.mark.parametrize('name', list(CALMR_DESIGNS))
+def test_calmr_dialect_equals_independent_rw_loop(name):
+    groups = CALMR_DESIGNS[name]
+    text = as_string(groups)
+    d = parse_design(text, dialect='calmr')
+    kw = calmr_parameters(d, alphas={c: ALPHA[c] for c in d.cues}, **PARS)
+    S = 4
+    res = simulate(d, subjects=S, seed=3, per_subject=True, **kw)
+    for gname, phases in groups.items():
+        parsed = [read_phase(p) for p in phases]
+        r = res.runs[gname]
+        flat = [t for _, ts in parsed for t in ts]                      # the group's trial strings, in written order
+        start, i = [], 0
+        for t in flat: start.append(i); i += len(t[2])
+        for s in range(S):
+            order, k, trials = r['order'][s].tolist(), 0, []
+            for rnd, ts in parsed:                                      # rebuild the trial sequence from the simulated steps
+                n = sum(t[0] for t in ts); seq = []
+                for _ in range(n):
+                    j = start.index(order[k]); P = len(flat[j][2])
+                    assert order[k:k + P] == list(range(order[k], order[k] + P)), 'the periods of a trial run one after the other'
+                    seq.append(j); k += P
+                off = flat.index(ts[0]) if ts else 0
+                local = [j - off for j in seq]
+                if not rnd: assert local == written_order(ts), (gname, 'written miniblock order')
+                else:                                                   # a shuffled phase: every miniblock holds its share of each type
+                    want = written_order(ts)
+                    reps = [t[0] for t in ts]; m = reps[0]
+                    for x in reps[1:]: m = math.gcd(m, x)
+                    B = len(want) // m
+                    for b in range(m): assert sorted(local[b * B:(b + 1) * B]) == sorted(want[:B]), (gname, 'miniblock contents')
+                trials += seq
+            assert k == len(order)
+            steps = [st for j in trials for st in steps_of(flat[j], j)]
+            before, probes = rw_steps(steps, ALPHA, PARS['betas_on'], PARS['betas_off'], PARS['lambdas'])
+            want = torch.tensor([[b.get(c, 0.0) for c in res.cues] for b in before], dtype=torch.float64)
+            assert (r['V'][s] - want).abs().max() < 1e-12, (name, gname, s)
+        if S and all(not rnd for rnd, _ in parsed):                     # deterministic: every subject identical, probes exact
+            got, seen = [p['mean'] for p in res.probes[gname]], {}
+            for who, x in probes: seen.setdefault(who, []).append(x)    # each probe type: the mean of its readings
+            want = [sum(xs) / len(xs) for who, xs in sorted(seen.items())]
+            assert len(got) == len(want) and max([abs(a - b) for a, b in zip(got, want)] or [0]) < 1e-12, (name, gname, got, want)
+
+def test_unmarked_and_written_blocks():
+    "calmr interleaves 10A(US)/10A even without !: V_A 0.442 at alpha .5, beta .3; written blocks give 0.158."
+    a = simulate('10A(US)/10A', dialect='calmr', salience={'A': 0.5}, beta=0.3).strengths['group']['A']
+    b = simulate('10A+/10A-', salience={'A': 0.5}, beta=0.3).strengths['group']['A']
+    c = simulate('10A(US)/10A', dialect='calmr', miniblocks=False, salience={'A': 0.5}, beta=0.3).strengths['group']['A']
+    assert abs(a - 0.44165102625846636) < 1e-12 and abs(b - 0.15811487325620838) < 1e-12 and c == b
+
+def test_calmr_forms_parse_and_print_back():
+    for s, steps in [('10AC', [(('A', 'C'), '-')]), ('10(US)A', [(('A',), '+')]), ('10(US)', [((), '+')]),
+                     ('1#A(US)', [(('A',), '#')]), ('1A#', [(('A',), '#')]), ('10A>B', [(('A',), '-'), (('B',), '-')]),
+                     ('10N>(US)', [(('N',), '+'), ((), '+')]), ('10A(US)>B', [(('A',), '+'), (('B',), '-')]),
+                     ('g: 10A | 5B+ ; h:  | 2#A', [(('A',), '-'), (('B',), '+')])]:
+        d = parse_design(s, dialect='calmr')
+        assert [(t.cues, t.outcome) for t in d.groups[0].trial_types] == steps, s
+        assert str(parse_design(str(d), dialect='calmr')) == str(d), s
+
+@pytest.mark.parametrize('s, msg', [
+    ('10A>B+', 'marks its US with (US) only'), ('10A(US)+', 'marks its US with (US) only'),
+    ('10(US_a)', 'named US "(US_a)" at position 3'), ('10A>>B', 'empty period before ">" at position 5'),
+    ('10A>', 'no cues'), ('10A(US)(US)', 'a second (US) in one period at position 8'), ('10(US)', 'no cues'),
+])
+def test_calmr_refusals_are_positioned(s, msg):
+    with pytest.raises((DesignError, ValueError)) as e:
+        d = parse_design(s, dialect='calmr'); simulate(d)
+    assert msg in str(e.value) and len(str(e.value).splitlines()) == 1
+
+def test_native_grammar_unchanged():
+    with pytest.raises(DesignError, match=r'expected \+ or - after the cues'): parse_design('10AC')
+    with pytest.raises(DesignError, match='calmr periods'): parse_design('10A>B+')
+    assert simulate('10A+ | 10AB+ | #B').to_json()['params'].get('dialect') is None
+
+def test_unstable_rate_opt_in():
+    "The refusal stays the default and names the opt-in; the opt-in runs with a RuntimeWarning and equals the RW loop."
+    with pytest.raises(ValueError, match=r'allow_unstable=True \(--allow-unstable\)'): simulate('exp: 1A+ | 2AB+', beta=1.2)
+    with pytest.warns(RuntimeWarning, match='beta\\*\\|k\\|\\^2 = 2.4 > 2'):
+        r = simulate('exp: 1A+ | 2AB+', beta=1.2, allow_unstable=True)
+    VA = 1.2; VB = 0.0
+    for _ in range(2): e = 1 - VA - VB; VA += 1.2 * e; VB += 1.2 * e
+    assert abs(r.strengths['exp']['A'] - VA) < 1e-12 and abs(r.strengths['exp']['B'] - VB) < 1e-12
