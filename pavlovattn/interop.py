@@ -8,7 +8,7 @@ import os, re, tempfile
 from .designs import parse_design, Design, DesignError, one_line
 
 # %% auto #0
-__all__ = ['read_calmr', 'write_calmr']
+__all__ = ['TIDY_COLUMNS', 'read_calmr', 'write_calmr', 'tidy', 'write_tidy']
 
 # %% ../nbs/15_interop.ipynb #i0000006
 _FIELD = re.compile(r'[ \t]*(?:"((?:[^"]|"")*)"|([^,]*?))[ \t]*(,|$)')
@@ -107,4 +107,35 @@ def write_calmr(design,               # a design string (native or calmr dialect
     fd, tmp = tempfile.mkstemp(dir=folder, prefix='.calmr-', suffix='.csv')
     with os.fdopen(fd, 'w', newline='') as f: f.write('\n'.join(lines) + '\n')
     os.replace(tmp, path)
+    return path
+
+# %% ../nbs/15_interop.ipynb #i0000022
+TIDY_COLUMNS = ('group', 'phase', 'trial', 'trial_type', 'cue', 'statistic', 'value')
+
+def tidy(res):  # a `Result` of `simulate`
+    "The result as one long table: group, phase, trial, trial_type, cue, statistic (`mean`, `sd` over subjects of the strength before the step; `subjects`), value."
+    t = res.table
+    out = t.melt(id_vars=['group', 'phase', 'trial', 'trial_type', 'cue'], value_vars=['mean', 'sd', 'subjects'],
+                 var_name='statistic', value_name='value')
+    out = out.sort_values(['group', 'trial', 'cue', 'statistic'], kind='stable', key=lambda s: s.map({g: k for k, g in enumerate(res.runs)}) if s.name == 'group' else s)
+    return out.reset_index(drop=True)[list(TIDY_COLUMNS)]
+
+def write_tidy(res,    # a `Result` of `simulate`
+               path,   # `.csv`, or `.parquet` (needs pyarrow)
+              ):
+    "Write `tidy(res)` to CSV or Parquet, atomically (a temporary file in the same folder, renamed over `path`)."
+    path = os.fspath(path)
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in ('.csv', '.parquet'): raise ValueError(f'cannot write {ext or "a file without extension"}: use .csv or .parquet')
+    if ext == '.parquet':
+        try: __import__('pyarrow')
+        except ImportError: raise ValueError('writing .parquet needs pyarrow (pip install pyarrow); .csv needs nothing') from None
+    t = tidy(res)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix='.tidy-', suffix=ext); os.close(fd)
+    try:
+        if ext == '.csv': t.to_csv(tmp, index=False)
+        else: t.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp): os.remove(tmp)
     return path

@@ -94,3 +94,18 @@ def test_cli_dialect_orders():
     b = json.loads(pv('10A(US)/10A', '--dialect', 'calmr', '--no-miniblocks', '--beta', '0.3', '--salience', 'A=0.5', '--format', 'json').stdout)
     assert abs(a['groups']['group']['strengths']['A'] - 0.44165102625846636) < 1e-12
     assert abs(b['groups']['group']['strengths']['A'] - 0.15811487325620838) < 1e-12
+
+def test_tidy_long_table(tmp_path):
+    from pavlovattn.interop import tidy, write_tidy, TIDY_COLUMNS
+    import pandas as pd
+    res = simulate('exp: 10A+ | !5AB+/5B- | #B ; ctrl: 10C+ | #B', subjects=3, seed=2)
+    long = tidy(res)
+    assert tuple(long.columns) == TIDY_COLUMNS and len(long) == 3 * len(res.table)
+    assert list(dict.fromkeys(long['group'])) == ['exp', 'ctrl']
+    wide = long.pivot_table(index=['group', 'trial', 'cue'], columns='statistic', values='value')
+    t = res.table.set_index(['group', 'trial', 'cue'])
+    assert (wide['mean'] - t['mean']).abs().max() == 0 and (wide['sd'] - t['sd']).abs().max() == 0
+    write_tidy(res, tmp_path / 'x.csv')
+    back = pd.read_csv(tmp_path / 'x.csv')
+    assert list(back.columns) == list(TIDY_COLUMNS) and len(back) == len(long)
+    with pytest.raises(ValueError, match='use .csv or .parquet'): write_tidy(res, tmp_path / 'x.txt')
