@@ -175,7 +175,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
     if kw is not None and kw.shape != k.shape: raise ValueError(f"kw must have the shape of k {tuple(k.shape)}; got {tuple(kw.shape)}")
     v, q = v.to(k), q.to(k); kw = None if kw is None else kw.to(k)
     B, T, H, dk = k.shape; dv = v.shape[-1]
-    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    gamma = fam.gamma_or_default(gamma)
     b = per_step(beta, k, 'beta')
     g = per_step(gamma, k, 'gamma', channels=dk if fam.gate == 'channel' else None)
     if check:
@@ -244,7 +244,7 @@ def acquisition_curve(rule:str,        # one of `RULES`
     "Closed-form read-out `u^T S_n k` after `n` identical trials of one key, from the family's spec (derived below)."
     fam = family(rule)
     check_params(fam, gamma, None if tau == 1.0 else tau)
-    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    gamma = fam.gamma_or_default(gamma)
     return fam.acquisition(torch.as_tensor(n, dtype=torch.float64), lam, k2, beta, gamma, x0, tau=tau)
 
 # %% ../nbs/00_core.ipynb #a4403b1c
@@ -287,7 +287,7 @@ def _table(x, like, N, H, name, channels=None):
 def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk):
     "The index form of `recur`: keys, values and rates are given once per index value, gathered per step."
     N, H, dk = _index_tables(k, v, index)
-    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    gamma = fam.gamma_or_default(gamma)
     b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
     ix = torch.as_tensor(index).to(k.device).long()
     if 'gamma' not in fam.params: g = None
@@ -332,7 +332,7 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     tau, sink = (1.0 if tau is None else tau), (1.0 if sink is None else sink)
     N, H, dk = _index_tables(k, v, index)
     index = torch.as_tensor(index); dv, (B, T) = v.shape[-1], index.shape
-    v = v.to(k); gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    v = v.to(k); gamma = fam.gamma_or_default(gamma)
     b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
     if q is not None: raise ValueError("summarize reads with the keys: q must be None")
     if B == 0: raise ValueError("summarize needs at least one sequence (index has batch size 0)")

@@ -42,6 +42,11 @@ class Family:
         return ('beta',) + (('gamma',) if self.default_gamma is not None else ()) + \
                (('tau', 'sink') if self.exemplar else ()) + (('kw',) if self.write_key else ())
 
+    def gamma_or_default(self, gamma=None):
+        "The γ a run uses: the one given, else the family's default, else 1 (no forgetting)."
+        if gamma is not None: return gamma
+        return 1.0 if self.default_gamma is None else self.default_gamma
+
     def kwargs(self, **kw) -> dict:
         "The part of `kw` this family takes: one protocol (say gamma=0.9) run across families that have it or not."
         return {n: x for n, x in kw.items() if n in self.params}

@@ -104,7 +104,7 @@ def run_recovery(rule:str,     # one of `RULES`
                 ) -> Recovery:
     "Run acquisition, extinction, retention and test for `rule`; return the read-outs of A and the theorem's factor."
     fam = FAMILIES[rule]
-    gamma = (fam.default_gamma if fam.default_gamma is not None else 1.0) if gamma is None else gamma
+    gamma = fam.gamma_or_default(gamma)
     ri = recovery_inputs(kA, ret_k, gamma=gamma, channels=fam.gate == 'channel', **kw)
     tr = recur(ri.k, ri.v, ri.q, rule=rule, beta=ri.beta, gamma=ri.gamma)
     pick = lambda t: tr.pred[torch.arange(len(t), device=t.device), t, 0]
