@@ -7,6 +7,7 @@ from __future__ import annotations
 import math, os, functools
 import torch
 from .core import recur
+from .families import FAMILIES
 
 # %% auto #0
 __all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'criterion_line', 'random_pairs', 'sphere_abs_dot', 'crosstalk_moments',
@@ -159,7 +160,9 @@ class PairMemory:
         "The state `[draws, 1, d_v, d_k]` after writing the first `n` pairs in order."
         self.ensure(n)
         if n in self.states and self.states[n] is not None: return self.states[n]
-        if self.rule == 'hebbian': return torch.einsum('rnv,rnk->rvk', self.V[:, :n], self.K[:, :n])[:, None]   # one op: not cached
+        f = FAMILIES[self.rule]
+        if not (f.error_correcting or f.gate != 'none' or f.extra_row or 'gamma' in f.params):   # the state is the plain sum of the writes
+            return self.kw.get('beta', 1.0) * torch.einsum('rnv,rnk->rvk', self.V[:, :n], self.K[:, :n])[:, None]   # one op: not cached
         m = max(i for i in self.states if i <= n)           # continue from the longest cached prefix
         S = recur(self.K[:, m:n, None], self.V[:, m:n, None], rule=self.rule, beta=self.kw.get('beta', 1.0),
                   gamma=self.kw.get('gamma'), S0=self.states[m]).state

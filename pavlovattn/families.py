@@ -243,7 +243,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     S = r.new_zeros(B, H, dv, dk) if S0 is None else S0
     Qs = ([q[..., None, :]] if q is not None and reads else []) + ([probes[:, None].expand(B, T, H, -1, dk)] if probes is not None else [])
     nq = q is not None and bool(reads)
-    Qa = torch.cat(Qs, -2) if Qs else None                                  # every query read after the write: [B,T,H,nq,dk]
+    Qa = (Qs[0] if len(Qs) == 1 else torch.cat(Qs, -2)) if Qs else None    # every query read after the write: [B,T,H,nq,dk]
     N = -(-T // C); pad = N * C - T
     def blk(x):                                                           # [B,T,H,...] -> [B,H,N,C,...]; padded steps do nothing
         if x is None: return None
@@ -268,16 +268,23 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         Pq = torch.stack([_pair(Q[..., j, :], Wk, G, G, incl, channel) for j in range(Q.shape[-2])], -2)
         Qg = Q if G is None else Q * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
     Wend = Wk if G is None else eG(Wk, Gc[:, :, :, None] - G)              # write keys decayed to the chunk's end
-    preds, outs = [], []
-    for n in range(N):                                                    # the only sequential part: T/C steps
+    E = None if G is None else (Gc.exp()[..., None, :] if channel else Gc.exp()[..., None, None])   # whole-chunk decay of S
+    Ss, Us = [], []
+    for n in range(N):                                                    # the only sequential part: T/C steps, state only
+        Ss.append(S)                                                      # the state entering chunk n
         Un = U[:, :, n] - Wd[:, :, n] @ S.transpose(-1, -2) if delta else U[:, :, n]
-        if reads is True: preds.append(Rp[:, :, n] @ S.transpose(-1, -2) + Pp[:, :, n] @ Un)
-        if Q is not None: outs.append(Qg[:, :, n] @ S.transpose(-1, -2)[:, :, None] + torch.einsum('bhtjs,bhsv->bhtjv', Pq[:, :, n], Un))
-        if G is not None: S = S * (Gc[:, :, n].exp()[..., None, :] if channel else Gc[:, :, n].exp()[..., None, None])
+        Us.append(Un)
+        if E is not None: S = S * E[:, :, n]
         S = S + Un.transpose(-1, -2) @ Wend[:, :, n]
-    un = lambda xs, *s: torch.stack(xs, 2).reshape(B, H, N * C, *s)[:, :, :T].transpose(1, 2)
-    pred = un(preds, dv) if reads is True else None
-    O = un(outs, Q.shape[-2], dv) if Q is not None else None
+    if N == 0: return (r.new_zeros(B, 0, H, dv) if reads is True else None, r.new_zeros(B, 0, H, dv) if nq else None, S,
+                       r.new_zeros(B, 0, H, probes.shape[-2], dv) if probes is not None else None)
+    St = torch.stack(Ss, 2).transpose(-1, -2)                               # [B,H,N,dk,dv]: every chunk's entering state
+    Ua = torch.stack(Us, 2) if delta else U                               # [B,H,N,C,dv]: the writes (errors, for delta)
+    un = lambda x, *s: x.reshape(B, H, N * C, *s)[:, :, :T].transpose(1, 2)
+    pred = un(Rp @ St + Pp @ Ua, dv) if reads is True else None          # all chunks' reads at once, after the loop
+    if Q is not None:
+        nQ = Q.shape[-2]
+        O = un(Qg.reshape(B, H, N, C * nQ, dk) @ St + Pq.reshape(B, H, N, C * nQ, C) @ Ua, nQ, dv)
     return pred, O[..., 0, :] if nq else None, S, O[..., int(nq):, :] if probes is not None else None
 
 # %% ../nbs/00c_families.ipynb #9a6d5e88
