@@ -99,7 +99,8 @@ class TokenTask:
     def batch(self, batch:int, gen=None) -> dict:
         return token_recall(batch, self.vocab, self.seq_len, self.pairs, self.distinct, self.alpha, gen)
 
-TASKS = {'mqar': TokenTask(), 'repeated': TokenTask(vocab=64, seq_len=64, pairs=(8, 16), distinct=4), 'vector': VectorTask()}
+TASKS = {'mqar': TokenTask(), 'repeated': TokenTask(vocab=64, seq_len=64, pairs=(8, 16), distinct=4), 'vector': VectorTask(),
+         'rebind': TokenTask(vocab=32, seq_len=32, pairs=(4, 8), distinct=3)}   # repeated-key recall at the size the trained-probes page probes
 
 # %% ../nbs/12_models.ipynb #b6360835
 class AssocLM(nn.Module):

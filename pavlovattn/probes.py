@@ -10,12 +10,13 @@ import torch
 import torch.nn.functional as F
 from .families import FAMILIES
 from .designs import parse_design
-from .models import TASKS, VectorTask, TrainConfig, trained_family, train, lr_sweep, get_model, cache_dir
+from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, cache_dir
 
 # %% auto #0
-__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'compile_design', 'probe_scores', 'read_gates', 'betainc',
-           't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model', 'measure_family', 'summarize', 'run_families',
-           'cue_competition_verdict', 'recovery_verdict']
+__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
+           'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model', 'measure_family', 'summarize',
+           'run_families', 'cue_competition_verdict', 'recovery_verdict', 'compile_rebind', 'rebind_scores',
+           'measure_rebind', 'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
 
 # %% ../nbs/13_trained_probes.ipynb #99e3da57
 from .registry import claim, Verdict, Paper
@@ -274,3 +275,91 @@ def _claim_trained_cue_competition(full=False, device='cpu'):
        paper=Paper(0, 'at most', key='families_against_paper'))
 def _claim_trained_no_recovery(full=False, device='cpu'):
     return recovery_verdict(_stats(full, device))
+
+# %% ../nbs/13_trained_probes.ipynb #f32b2fc8
+REBIND = dict(task='rebind', families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(5)), n=500,
+              pairs=8, conditions={'ctrl': (0, 1), '1:1': (1, 1), '3:1': (3, 1)}, margin=0.2, min_recall=0.5,
+              train=dict(lr=1e-2, steps=300, target=0.97))
+
+def compile_rebind(old:int,                  # pairings of key A with its first value v_old (0: A is bound once, to v_new)
+                   new:int=1,                # later pairings of A with v_new
+                   task:TokenTask|None=None, # the token task whose format is used (default `TASKS['rebind']`)
+                   n:int=500,                # sequences
+                   pairs:int=8,              # key-value pairs before the query (inside the task's trained range)
+                   seed:int=0,               # draws keys, values and positions
+                  ) -> dict:                 # x, y [n,T]; pos (query position); a, v_old, v_new [n]
+    "Sequences of the token task in which key A is paired `old` times with v_old, then `new` times with v_new; A is queried after the pairs."
+    task = task or TASKS['rebind']
+    if not task.pairs[0] <= pairs <= task.pairs[1]: raise ValueError(f'{pairs} pairs is outside the trained range {task.pairs}')
+    if old + new > pairs or new < 1 or old < 0: raise ValueError(f'{old}+{new} pairings of A do not fit {pairs} pairs (new >= 1)')
+    D, half = task.distinct or pairs, task.vocab // 2
+    if D < 2 and old + new < pairs: raise ValueError('no other key for the remaining pairs')
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.zeros(n, task.seq_len, dtype=torch.long); y = torch.full_like(x, -100)
+    a, vo, vn = (torch.zeros(n, dtype=torch.long) for _ in range(3))
+    for i in range(n):
+        keys = torch.randperm(half - 1, generator=gen)[:D] + 1
+        v = torch.randperm(half, generator=gen) + half                        # v[0] = v_old, v[1] = v_new, others from v[2:]
+        slots = torch.randperm(pairs, generator=gen)[:old + new].sort().values
+        rest = [s for s in range(pairs) if s not in set(slots.tolist())]
+        others = keys[1:][torch.arange(len(rest)) % (D - 1)][torch.randperm(len(rest), generator=gen)] if rest else keys[:0]
+        k = torch.empty(pairs, dtype=torch.long); val = torch.empty(pairs, dtype=torch.long)
+        k[slots], val[slots[:old]], val[slots[old:]] = keys[0], v[0], v[1]
+        if rest: k[rest], val[rest] = others, v[2 + torch.randint(0, half - 2, (len(rest),), generator=gen)]
+        x[i, 0:2 * pairs:2], x[i, 1:2 * pairs:2] = k, val
+        x[i, 2 * pairs], x[i, 2 * pairs + 1], y[i, 2 * pairs] = keys[0], v[1], v[1]
+        a[i], vo[i], vn[i] = keys[0], v[0], v[1]
+    return dict(x=x, y=y, pos=2 * pairs, a=a, v_old=vo, v_new=vn)
+
+# %% ../nbs/13_trained_probes.ipynb #c3b151ff
+@torch.no_grad()
+def rebind_scores(model, c:dict, device='cpu') -> dict:
+    "Per sequence: is the prediction at the query v_new / v_old (argmax), and the probabilities p_new, p_old."
+    logits = model(dict(x=c['x'].to(device), y=c['y'].to(device)))[:, c['pos']].float().cpu()
+    p, top, ar = logits.softmax(-1), logits.argmax(-1), torch.arange(len(logits))
+    return dict(acc_new=(top == c['v_new']).float(), acc_old=(top == c['v_old']).float(), p_new=p[ar, c['v_new']], p_old=p[ar, c['v_old']])
+
+def measure_rebind(model, n:int=500, seed:int=0, device='cpu', pairs:int=REBIND['pairs'], conditions:dict=REBIND['conditions']) -> dict:
+    "Per condition: means of acc_new, acc_old, p_new, p_old, W = acc_new - acc_old, and the old share p_old / (p_old + p_new)."
+    out = {}
+    for name, (old, new) in conditions.items():
+        s = rebind_scores(model, compile_rebind(old, new, model.task, n, pairs, seed), device)
+        r = {k: float(v.mean()) for k, v in s.items()}
+        r['W'] = r['acc_new'] - r['acc_old']; r['share_old'] = float((s['p_old'] / (s['p_old'] + s['p_new']).clamp_min(1e-30)).mean())
+        out[name] = r
+    return out
+
+def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], device='cpu', retrain:bool=False, progress:bool=True,
+                          train_kw:dict|None=None) -> dict:
+    "Train/load one repeated-key model per seed of `rule` and measure it (probe results cached beside the checkpoint)."
+    base = TrainConfig(task=REBIND['task'], rule=rule, **(train_kw or REBIND['train']))
+    proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
+    per, tr = [], []
+    for s in seeds:
+        cfg = replace(base, seed=s); path = cache_dir() / (f'rebind-{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10] + '.json')
+        model, met = get_model(cfg, device, retrain, progress)
+        if path.exists() and not retrain and met.get('cached'): r = json.loads(path.read_text())
+        else: r = measure_rebind(model, n, 0, device); path.write_text(json.dumps(r))
+        per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
+    return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr)
+
+def summarize_rebind(res:dict, margin:float=REBIND['margin']) -> dict:
+    "Statistics over seeds, per condition and measure (W with the margin), plus the training accuracy."
+    per = res['per_seed']
+    return dict(rule=res['rule'], n_seeds=len(per), train_acc=seed_stats([t['final_metric'] for t in res['train']]),
+                steps=[t['steps'] for t in res['train']],
+                cond={c: {k: seed_stats([p[c][k] for p in per], margin if k == 'W' else None) for k in per[0][c]} for c in per[0]})
+
+def rebind_verdict(stats:dict, margin:float=REBIND['margin'], min_recall:float=REBIND['min_recall']) -> Verdict:
+    "The page's pre-registered check: W(3:1) > margin for error-correcting families, < margin for the others (one-sided t, Holm); every family must recall."
+    ps, learned = {}, {}
+    for r, s in stats.items():
+        w = s['cond']['3:1']['W']
+        ps[r] = 1 - w['p_below'] if FAMILIES[r].error_correcting else w['p_below']           # H0: W <= margin / H0: W >= margin
+        learned[r] = s['cond']['ctrl']['acc_new']['mean'] >= min_recall
+    rej = holm(ps)
+    parts = [f"{r} W(3:1) {s['cond']['3:1']['W']['mean']:+.3f}±{s['cond']['3:1']['W']['se']:.3f} "
+             f"({'>' if FAMILIES[r].error_correcting else '<'} {margin}: {'yes' if rej[r] else 'no'}{'' if learned[r] else ', recall not learned'})"
+             for r, s in stats.items()]
+    missed = [r for r in stats if not (rej[r] and learned[r])]
+    return Verdict('; '.join(parts), not missed, dict(p=ps, holm=rej, learned=learned, missed=missed, margin=margin))
