@@ -1,18 +1,22 @@
 """Training throughput of the trained-models page, per family, in one run (tokens/s and ratios to linear attention).
 
 Workload: `pavlovattn.models.AssocLM` at the default (CPU) size of the trained-probes page — d_model 64, 2 layers, 2 heads,
-MLP x2, short convolution 4 — on the vector cue->outcome task (sequence length 40, batch 32), AdamW, float32, one
+MLP x2, short convolution 4 — on the vector cue->outcome task (sequence length 40, batch 32; or any task of
+`pavlovattn.models.TASKS` with --task, e.g. `rebind`, the repeated-key task the trained-probes page probes), AdamW, float32, one
 training step = batch generation + forward + backward + optimiser step (what `train` does). Each family: one warm-up step,
 then the median of REPEATS timed blocks of STEPS steps; families are timed in turn under the same load, so the ratios
 compare like with like. Threads: 1 by default (`train`'s default; the small models run faster without contention on 2
-shared cores); --threads N to change. Also reports the steps the default protocol trains (600 per model, 5 seeds, sweep
-2 x 150) and the resulting estimated wall time per family from an empty checkpoint cache.
+shared cores); --threads N to change. Also reports the steps the page's protocol trains on that task (vector: 600 per
+model, 5 seeds, sweep 2 x 150; rebind: at most 300 per model, 5 seeds, no sweep) and the resulting estimated wall time per
+family from an empty checkpoint cache (an upper bound where early stopping ends runs sooner).
 Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated-delta,softmax,gla] [--steps 10] [--repeats 3]
-       [--threads 1] [--task vector|mqar|repeated] [--device cpu]
+       [--threads 1] [--task vector|mqar|repeated|rebind] [--device cpu]
 """
 import argparse, statistics, time, platform, datetime
 import torch
 from pavlovattn.models import AssocLM, TASKS, loss_and_metric
+
+PROTOCOL_STEPS = {'vector': 5 * 600 + 2 * 150, 'rebind': 5 * 300}   # steps the trained-probes page trains per family (at most)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -45,8 +49,9 @@ def main():
     base = res.get('hebbian', next(iter(res.values())))
     print('\nratios (tokens/s relative to ' + ('hebbian' if 'hebbian' in res else fams[0]) + '): ' +
           ', '.join(f'{r} {base / t:.2f}' for r, t in res.items()))
-    n_steps = 5 * 600 + 2 * 150
-    print(f'default protocol ({n_steps} steps per family): ' + ', '.join(f'{r} ~{n_steps * t / 60:.1f} min' for r, t in res.items()) +
+    n_steps = PROTOCOL_STEPS.get(a.task)
+    if n_steps is None: return
+    print(f'the page\'s protocol on {a.task} ({n_steps} steps per family): ' + ', '.join(f'{r} ~{n_steps * t / 60:.1f} min' for r, t in res.items()) +
           ' (one process, this load; evaluation and probing not included)')
 
 if __name__ == '__main__': main()

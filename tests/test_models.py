@@ -78,3 +78,9 @@ def test_lr_sweep_cached(tmp_path, monkeypatch):
     assert sw['best'] in (1e-3, 1e-2) and set(sw['metric']) == {'0.001', '0.01'}
     files = list(cache_dir().glob('sweep-*.json')); assert len(files) == 1 and json.loads(files[0].read_text()) == sw
     assert lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4) == sw
+
+def test_rebind_task_rebinds_keys_in_every_sequence():
+    t = TASKS['rebind']; b = t.batch(64, torch.Generator().manual_seed(4)); x = b['x']
+    for i in range(64):
+        k = x[i][(x[i] > 0) & (x[i] < t.vocab // 2)]                  # key tokens: pairs and queries
+        assert len(set(k.tolist())) == 3 and len(k) >= 4 + 3           # >= 4 pairs over 3 keys: some key is rebound

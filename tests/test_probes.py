@@ -2,7 +2,8 @@
 import math
 import pytest, torch
 from pavlovattn.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, betainc, seed_stats, holm, measure_model,
-                               cue_competition_verdict, recovery_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design)
+                               cue_competition_verdict, recovery_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design,
+                               REBIND, compile_rebind, rebind_scores, measure_rebind, summarize_rebind, rebind_verdict)
 from pavlovattn.models import AssocLM, VectorTask, TASKS
 
 def test_blocking_groups_are_length_matched_and_paired():
@@ -85,3 +86,51 @@ def test_recovery_rule():
     assert recovery_verdict({'delta': _fake(flat, flat), 'decay': _fake(flat, [-0.6, -0.5, -0.55, -0.6, -0.5])}).passed   # forgetting is not recovery
     v = recovery_verdict({'delta': _fake(flat, flat), 'gla': _fake(flat, up)})
     assert not v.passed and v.data['against'] == ['gla']
+
+def test_compile_rebind_pairs_old_then_new_in_the_task_format():
+    P = REBIND['pairs']
+    for old in (0, 1, 3):
+        c = compile_rebind(old, 1, n=100, seed=3)
+        keys, vals = c['x'][:, 0:2 * P:2], c['x'][:, 1:2 * P:2]; isA = keys == c['a'][:, None]
+        assert (isA.sum(1) == old + 1).all()
+        for i in range(100): assert vals[i][isA[i]].tolist() == [int(c['v_old'][i])] * old + [int(c['v_new'][i])]
+        assert not ((vals == c['v_old'][:, None]) & ~isA).any() and not ((vals == c['v_new'][:, None]) & ~isA).any()
+        assert (keys > 0).all() and (keys < 16).all() and (vals >= 16).all() and (vals < 32).all()      # keys / values halves
+        assert (c['x'][:, c['pos']] == c['a']).all() and (c['y'][:, c['pos']] == c['v_new']).all() and (c['x'][:, c['pos'] + 2:] == 0).all()
+        assert all(len(set(k.tolist())) == 3 for k in keys)                                               # 3 distinct keys, as trained
+    assert len({tuple(r.nonzero().flatten().tolist()) for r in isA}) > 20                                 # A's positions vary
+    with pytest.raises(ValueError, match='outside the trained range'): compile_rebind(1, 1, pairs=3)
+    with pytest.raises(ValueError, match='do not fit'): compile_rebind(8, 1)
+
+class CountOracle(torch.nn.Module):
+    "Logits = log of how often each value followed the current token as a key before it (a Hebbian count); `last`: only the latest pairing (overwrite)."
+    task = TASKS['rebind']
+    def __init__(self, last=False): super().__init__(); self.last = last
+    def forward(self, b):
+        x = b['x']; B, T = x.shape; out = torch.full((B, T, self.task.vocab), -60.0)
+        for t in range(T):
+            hit = (x[:, 0:T - 1:2] == x[:, t:t + 1]) & (torch.arange(1, T, 2) < t)          # pairs (x[2j], x[2j+1]) before t with key x[t]
+            if self.last: hit = hit & (hit.long().cumsum(1) == hit.sum(1, keepdim=True))
+            cnt = torch.zeros(B, self.task.vocab).scatter_add_(1, x[:, 1:T:2], hit.float())
+            out[:, t] = torch.where(cnt > 0, cnt.log(), torch.full_like(cnt, -60.0))
+        return out
+
+def test_rebind_measures_in_closed_form_on_oracles():
+    hebb, over = measure_rebind(CountOracle(), n=40), measure_rebind(CountOracle(last=True), n=40)
+    assert hebb['3:1']['acc_old'] == 1.0 and hebb['3:1']['W'] == -1.0 and abs(hebb['3:1']['share_old'] - 0.75) < 1e-6   # the sum mixes 3:1 (float32 softmax)
+    assert abs(hebb['1:1']['share_old'] - 0.5) < 1e-6 and hebb['ctrl']['acc_new'] == 1.0
+    for c in ('ctrl', '1:1', '3:1'): assert over[c]['W'] == 1.0 and over[c]['share_old'] < 1e-20                        # overwrite: last wins
+    s = rebind_scores(CountOracle(), compile_rebind(3, 1, n=5)); assert torch.allclose(s['p_old'], torch.full((5,), 0.75))
+
+def _rb(w31, recall=0.9):
+    return dict(cond={'ctrl': {'acc_new': seed_stats([recall] * 5)}, '3:1': {'W': seed_stats(w31, REBIND['margin'])}})
+
+def test_rebind_rule():
+    win, mix = [0.9, 0.85, 0.95, 0.9, 0.88], [-0.8, -0.7, -0.9, -0.75, -0.85]
+    assert rebind_verdict({'delta': _rb(win), 'hebbian': _rb(mix)}).passed
+    v = rebind_verdict({'delta': _rb(win), 'hebbian': _rb(win)}); assert not v.passed and v.data['missed'] == ['hebbian']
+    v = rebind_verdict({'delta': _rb(win, recall=0.3), 'hebbian': _rb(mix)}); assert not v.passed and v.data['learned']['delta'] is False
+    v = rebind_verdict({'delta': _rb([0.1, 0.5, 0.2, 0.4, 0.3]), 'hebbian': _rb(mix)}); assert not v.passed and v.data['missed'] == ['delta']
+    stats = summarize_rebind(dict(rule='delta', per_seed=[measure_rebind(CountOracle(last=True), n=8)] * 3,
+                                  train=[dict(final_metric=1.0, steps=1, seconds=0.0)] * 3))
+    assert stats['cond']['3:1']['W']['mean'] == 1.0 and stats['cond']['3:1']['W']['margin'] == REBIND['margin']
