@@ -167,7 +167,7 @@ def _palms_phase(s:str, where:str, unsigned:str) -> str:
     return ('!' if rnd and out else '') + '/'.join(out)
 
 def _palms_params(lines, cues) -> dict:
-    "The `@` lines of a PALMS file as `simulate` keywords (Rescorla Wagner only): alpha -> salience, beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
+    "The `@` lines of a PALMS file as `simulate` keywords (Rescorla Wagner only): alpha -> salience (PALMS's default for a cue without its own alpha included), beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
     model, kv = 'Rescorla Wagner', {}
     for n, line in lines:
         for prop in line.strip().lstrip('@').split(';'):
@@ -183,15 +183,18 @@ def _palms_params(lines, cues) -> dict:
         v, n = kv.get(k, (PALMS_DEFAULTS[k], 0))
         try: return float(v)
         except ValueError: raise DesignError(f'line {n}: {k}={v} is not a number') from None
-    alphas = {}
-    for k, (v, n) in kv.items():                                  # per-cue values: name_CUE with CUE in capitals, as PALMS reads them
+    alphas = {}                                                   # per-cue values: alpha_CUE with CUE in capitals, as PALMS reads them
+    for k, (v, n) in kv.items():
         if '_' not in k or not k.rsplit('_', 1)[1].isupper(): continue
         perc, cs = k.rsplit('_', 1)
         if perc != 'alpha': continue                              # alpha_mack_A, salience_A, ...: other models' parameters
-        if not _PALMS_CUE.fullmatch(cs): raise DesignError(f'line {n}: cannot read the cue of {k}')
-        try: alphas[_palms_cue(cs, f'line {n}').strip('()')] = float(v)
+        try: alphas[cs] = float(v)
         except ValueError: raise DesignError(f'line {n}: {k}={v} is not a number') from None
-    out = dict(salience={c: alphas.get(c, num('alpha')) for c in cues}, beta={'+': num('beta'), '-': num('beta_neg')}, lam=num('lamda'))
+    a = num('alpha')
+    def alpha(c):                                                 # PALMS (Group.set_vals): a cue without its own alpha gets the product
+        k = _cue_palms(c)                                         # of its name's characters' alphas: A' -> alpha_A * alpha, B^2 -> alpha_B * alpha^2
+        return alphas[k] if k in alphas else math.prod(alphas.get(ch, a) for ch in k)
+    out = dict(salience={c: alpha(c) for c in cues}, beta={'+': num('beta'), '-': num('beta_neg')}, lam=num('lamda'))
     out['subjects'] = int(num('num_trials'))
     return out
 

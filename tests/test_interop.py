@@ -198,6 +198,12 @@ def test_palms_rescorla_wagner_semantics():
                     {'A': 0.2, 'B': 0.35, 'Cp': 0.5}, 0.45, 0.25, 0.8)
     for c, v in want.items(): assert abs(res.strengths['exp'][c] - v) < 1e-12
 
+def test_palms_default_alpha_of_primed_and_marked_cues():
+    # PALMS's Group.set_vals: a cue without its own alpha gets the product of its name's characters' alphas
+    d, kw = read_palms("@alpha=0.2;alpha_B=0.5;alpha_D'=0.7\ng|4C'+|4B^2+|2A''+|1D'-", params=True)
+    want = {'Cp': 0.2 * 0.2, 'B_2': 0.5 * 0.2 * 0.2, 'App': 0.2 ** 3, 'Dp': 0.7}
+    assert kw['salience'].keys() == want.keys() and all(abs(kw['salience'][c] - a) < 1e-15 for c, a in want.items())
+
 def test_palms_defaults_when_the_file_gives_none():
     d, kw = read_palms('g|4A+', params=True)
     assert kw == dict(salience={'A': 0.1}, beta={'+': 0.3, '-': 0.2}, lam=1.0, subjects=100)
