@@ -14,7 +14,7 @@ from .designs import parse_design
 
 # %% auto #0
 __all__ = ['DATA', 'DEFAULTS', 'Experiment', 'load_experiments', 'experiments', 'select', 'Batch', 'compile_batch', 'strengths',
-           'response', 'pearson', 'ordinal', 'score', 'fit']
+           'response', 'respond', 'pearson', 'ordinal', 'score', 'fit']
 
 # %% ../nbs/14_animal_data.ipynb #an0006
 DATA = Path(__file__).parent/'data'/'experiments.csv' if '__file__' in globals() else Path('../pavlovattn/data/experiments.csv')
@@ -31,6 +31,8 @@ class Experiment:
     ccnlab: str              # the CCNLab experiment the numbers were transcribed from
     note: str                # our reading of the design
     expressible: bool        # False: needs what the design language lacks (timing within a trial, US magnitude per trial)
+    response: str = 'affine' # the response model: 'affine' (unbounded measures) or 'logistic' (bounded ones)
+    bounds: tuple|None = None # (lo, hi): the measure's range, for the logistic map
     points: list = field(default_factory=list)   # [(group, (probe indices, 1-based), test label, observed mean)]
 
     @property
@@ -55,7 +57,8 @@ def experiments(path=None, expressible_only:bool=True) -> list:
         e = out.get(r['id'])
         if e is None:
             e = out[r['id']] = Experiment(r['id'], r['phenomenon'], r['design'], r['measure'], r['direction'], r['citation'],
-                                          r['ccnlab'], r['note'], r['expressible'])
+                                          r['ccnlab'], r['note'], r['expressible'], r['response'],
+                                          (float(r['lo']), float(r['hi'])) if r['response'] == 'logistic' else None)
         e.points.append((r['group'], tuple(int(i) for i in str(r['probe']).split()), r['test'], float(r['observed'])))
     return list(out.values())
 
@@ -173,15 +176,58 @@ def strengths(batch:Batch,       # from `compile_batch`
     tr = recur(k, v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw)
     return batch.M @ tr.pred.reshape(-1)
 
-def response(x:torch.Tensor,  # `[n]` sign-oriented strengths of one experiment's data points
-             y:torch.Tensor,  # `[n]` observed means
-            ) -> tuple:       # (predicted `[n]`, intercept a, slope b >= 0)
-    "The response model: the affine map a + b·x with b >= 0 that fits `y` by least squares (b = 0 when x does not vary or orders the wrong way)."
+def _affine(x, y) -> tuple:
+    "Least squares a + b·x with b >= 0 (b = 0 when x does not vary or orders the wrong way); closed form, differentiable in x."
     xc, yc = x - x.mean(), y - y.mean()
     var = (xc * xc).sum()
     b = torch.where(var > 1e-12 * (1 + (x * x).sum()), torch.relu((xc * yc).sum()) / var.clamp_min(1e-300), torch.zeros_like(var))
-    a = y.mean() - b * x.mean()
-    return a + b * x, a, b
+    return y.mean() - b * x.mean(), b
+
+def _logistic(x, y, lo:float, hi:float, iters:int=60) -> tuple:
+    "Least squares lo + (hi - lo)·σ(a + b·x) with b >= 0, by projected Levenberg–Marquardt from two starts (the logit-scale affine fit, and the flat map); (a, b) as constants."
+    x, u = x.detach(), ((y - lo) / (hi - lo)).detach()
+    sse = lambda a, b: ((torch.sigmoid(a + b * x) - u) ** 2).sum()
+    span = float(x.max() - x.min()) if len(x) else 0.
+    if span <= 1e-12 * (1 + float(x.abs().max())):                 # x constant: the flat map at the mean
+        return torch.logit(u.mean().clamp(1e-6, 1 - 1e-6)), torch.zeros((), dtype=x.dtype, device=x.device)
+    bmax = 1e4 / span                                               # keeps a map that separates data at the bounds finite
+    best = None
+    for a, b in (_affine(x, torch.logit(u.clamp(0.01, 0.99))), (torch.logit(u.mean().clamp(1e-6, 1 - 1e-6)), torch.zeros_like(u[0]))):
+        b = b.clamp(0, bmax); f, mu = sse(a, b), 1e-3
+        for _ in range(iters):
+            s = torch.sigmoid(a + b * x); r = s - u; d = s * (1 - s)
+            J = torch.stack([d, d * x], 1); A = J.T @ J; g = J.T @ r
+            step = torch.linalg.solve(A + mu * torch.diag(A.diagonal()) + 1e-14 * torch.eye(2, dtype=x.dtype, device=x.device), -g)
+            a1, b1 = a + step[0], (b + step[1]).clamp(0, bmax); f1 = sse(a1, b1)
+            if f1 < f: a, b, f, mu = a1, b1, f1, mu / 3
+            else: mu *= 4
+            if mu > 1e12 or float(step.abs().max()) < 1e-13: break
+        if best is None or f < best[2]: best = (a, b, f)
+    return best[0], best[1]
+
+def response(x:torch.Tensor,   # `[n]` sign-oriented strengths s·V of one experiment's data points
+             y:torch.Tensor,   # `[n]` observed means
+             kind:str='affine', # 'affine': a + b·x; 'logistic': lo + (hi - lo)·σ(a + b·x), for a measure bounded by `bounds`
+             bounds=None,       # (lo, hi) of a bounded measure (logistic only)
+            ) -> tuple:         # (predicted `[n]`, a, b >= 0)
+    "The response model: the map from oriented strength to the measure, increasing (b >= 0), fitted to `y` by least squares. Differentiable in `x` (for the logistic map through the fitted curve at its optimum)."
+    if kind == 'affine': a, b = _affine(x, y); return a + b * x, a, b
+    if kind != 'logistic' or bounds is None: raise ValueError(f"response model {kind!r} with bounds {bounds!r}: use 'affine', or 'logistic' with (lo, hi)")
+    lo, hi = bounds
+    a, b = _logistic(x, y, lo, hi)
+    return lo + (hi - lo) * torch.sigmoid(a + b * x), a, b
+
+def respond(batch:Batch,   # from `compile_batch`
+            V:torch.Tensor, # `[P]` strengths at the data points (from `strengths`)
+            a:float=0.,     # intercept of every experiment's map
+            b:float=1.,     # slope (>= 0) of every experiment's map
+           ) -> torch.Tensor: # `[P]` the measure each point's experiment's response model gives at (a, b)
+    "Data as the model would produce them: each point's oriented strength s·V through its experiment's map (affine or logistic) at given a, b."
+    out = torch.empty_like(V)
+    for ei, e in enumerate(batch.exps):
+        m = batch.exp_of_point == ei; z = a + b * batch.sign[m] * V[m]
+        out[m] = z if e.response == 'affine' else e.bounds[0] + (e.bounds[1] - e.bounds[0]) * torch.sigmoid(z)
+    return out
 
 def pearson(x, y) -> float|None:
     "Pearson r of `x` and `y`; None where it is undefined (fewer than 2 points, or `x` or `y` constant)."
@@ -207,17 +253,18 @@ def ordinal(x, y, tol:float=1e-9) -> float|None:
 DEFAULTS = dict(beta=0.1, gamma=None, tau=None)    # the parameters `score` uses unless told otherwise (γ: the family's default)
 
 def _report(batch, rule, V, params_of) -> list:
-    "Per experiment: groups (observed, predicted, strength), the response model, r and ordinal agreement."
+    "Per experiment: groups (observed, predicted, strength), the response model, r (of predicted with observed; of s·V where the fitted map is flat) and ordinal agreement."
     out = []
     for ei, e in enumerate(batch.exps):
         m = batch.exp_of_point == ei
         x, y = (batch.sign[m] * V[m]).detach(), batch.y[m]
-        pred, a, b = response(x, y)
+        pred, a, b = response(x, y, e.response, e.bounds)
         groups = [dict(name=g, test=t, observed=o, predicted=float(p), strength=float(v))
                   for (g, _, t, o), p, v in zip(e.points, pred.tolist(), V[m].tolist())]
         out.append(dict(id=e.id, phenomenon=e.phenomenon, citation=e.citation, measure=e.measure, direction=e.direction,
                         groups=groups, params=dict(params_of(ei), a=float(a), b=float(b)),
-                        r=pearson(x, y), ordinal=ordinal(x, y)))
+                        response=dict(kind=e.response, a=float(a), b=float(b)) | (dict(lo=e.bounds[0], hi=e.bounds[1]) if e.bounds else {}),
+                        r=pearson(pred, y) if b > 0 else pearson(x, y), ordinal=ordinal(x, y)))
     return out
 
 def _not_expressible() -> list:
@@ -265,7 +312,7 @@ def _loss(batch, V, E) -> torch.Tensor:
     out = []
     for ei in range(E):
         m = batch.exp_of_point == ei
-        y = batch.y[m]; pred, _, _ = response(batch.sign[m] * V[m], y)
+        e = batch.exps[ei]; y = batch.y[m]; pred, _, _ = response(batch.sign[m] * V[m], y, e.response, e.bounds)
         out.append(((pred - y) ** 2).sum() / ((y - y.mean()) ** 2).sum().clamp_min(1e-12))
     return torch.stack(out)
 
@@ -280,7 +327,7 @@ def fit(rule:str='delta',        # a family of `FAMILIES`
         batch:Batch|None=None,   # a compiled batch (default: compiled here; its `y` are the data fitted)
         held_out=(),             # with `joint`: ids fitted on no data (scored with the parameters fitted on the rest)
        ) -> dict:
-    "Fit a family's parameters by gradient through `recur` (Adam, restarts), per experiment or jointly; the response model is refitted in closed form at every step."
+    "Fit a family's parameters by gradient through `recur` (Adam, restarts), per experiment or jointly; the response model is refitted at every step (affine in closed form, logistic by Levenberg–Marquardt)."
     fam = family(rule)
     batch = batch or compile_batch(select(ids), subjects, seed, dtype, device)
     E = len(batch.exps); n = 1 if joint else E; X = batch.X

@@ -1,7 +1,7 @@
 """Families against animal data (issue 17): the loader, a hand-computed score, parameter recovery, the CLI's JSON."""
 import json, subprocess, sys
 import pytest, torch
-from pavlovattn.animal import (load_experiments, experiments, select, compile_batch, strengths, response, pearson, ordinal,
+from pavlovattn.animal import (load_experiments, experiments, select, compile_batch, strengths, response, respond, pearson, ordinal,
                                score, fit)
 from pavlovattn.core import RULES
 from pavlovattn.designs import parse_design
@@ -41,9 +41,19 @@ def test_overexpectation_score_equals_hand_computation():
     x = [-v for v in hand]
     mx, my = sum(x) / 3, sum(obs) / 3
     r = sum((a - mx) * (b - my) for a, b in zip(x, obs)) / (sum((a - mx) ** 2 for a in x) * sum((b - my) ** 2 for b in obs)) ** 0.5
-    assert res['r'] == pytest.approx(r, abs=1e-12)
     b = sum((a - mx) * (c - my) for a, c in zip(x, obs)) / sum((a - mx) ** 2 for a in x)
-    assert [g['predicted'] for g in res['groups']] == pytest.approx([my + b * (a - mx) for a in x], abs=1e-12)
+    X, Y = torch.tensor(x, dtype=torch.float64), torch.tensor(obs, dtype=torch.float64)
+    pred, _, _ = response(X, Y)                                 # the affine map, by hand
+    assert pred.tolist() == pytest.approx([my + b * (a - mx) for a in x], abs=1e-12)
+    assert pearson(X, Y) == pytest.approx(r, abs=1e-12)
+    # the experiment's own map is logistic on [0, 0.5]: r is that of its predictions with the observed means
+    assert res['response']['kind'] == 'logistic' and res['response']['b'] > 0
+    import math
+    p = [0.5 / (1 + math.exp(-(res['response']['a'] + res['response']['b'] * a))) for a in x]
+    assert [g['predicted'] for g in res['groups']] == pytest.approx(p, abs=1e-12)
+    mp = sum(p) / 3
+    rp = sum((a - mp) * (c - my) for a, c in zip(p, obs)) / (sum((a - mp) ** 2 for a in p) * sum((c - my) ** 2 for c in obs)) ** 0.5
+    assert res['r'] == pytest.approx(rp, abs=1e-12)
     # ordinal: the animals order control 2 < control 1 < overexpectation; the pairs agree when -V orders them the same way
     assert res['ordinal'] == 1.0
 
@@ -70,7 +80,7 @@ def test_every_family_scores_every_experiment():
 @pytest.mark.parametrize('rule,true', [('delta', dict(beta=0.1)), ('gated-delta', dict(beta=0.1, gamma=0.97))])
 def test_fit_recovers_parameters_from_model_data(rule, true):
     b = compile_batch(select(['acquisition_partial', 'extinction_partial', 'overexpectation']))
-    with torch.no_grad(): b.y = 2 + 5 * b.sign * strengths(b, rule, **true)   # through the response model: oriented by each measure's direction
+    with torch.no_grad(): b.y = respond(b, strengths(b, rule, **true), a=-1., b=4.)   # through each experiment's response model, oriented by its measure's direction
     got = fit(rule, batch=b, joint=True, steps=120, restarts=3, lr=0.1)
     for k, v in true.items(): assert got['params'][k] == pytest.approx(v, abs=0.01), (k, got['params'])
     assert all(e['loss'] < 0.02 for e in got['experiments']), [e['loss'] for e in got['experiments']]
@@ -108,3 +118,63 @@ def test_cli_score_json_and_refusals():
                  ['score', '--beta', 'nan'], ['score', '--beta', '5'], ['fit', '--restarts', '0'], ['score', '--format', 'xml']):
         p = _cli(*argv)
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and 'Traceback' not in p.stderr, (argv, p.stderr)
+
+
+# --- the logistic response model (bounded measures) ---
+
+def _sig(z): return 1 / (1 + __import__('math').exp(-z))
+
+
+@pytest.mark.parametrize('a,b,bounds', [(-2., 6., (0, 0.5)), (0.5, 3., (0, 100)), (1., 0.25, (0, 1))])
+def test_logistic_recovers_a_known_map(a, b, bounds):
+    from pavlovattn.animal import response
+    x = torch.linspace(-3, 4, 9, dtype=torch.float64)
+    lo, hi = bounds
+    y = lo + (hi - lo) * torch.sigmoid(a + b * x)
+    pred, a1, b1 = response(x, y, 'logistic', bounds)
+    assert float(a1) == pytest.approx(a, abs=1e-8) and float(b1) == pytest.approx(b, abs=1e-8)
+    assert float((pred - y).abs().max()) < 1e-9 * (hi - lo)
+
+
+def test_logistic_flat_where_x_orders_against_the_data():
+    from pavlovattn.animal import response
+    x = torch.tensor([0., 1., 2.], dtype=torch.float64); y = torch.tensor([60., 40., 20.], dtype=torch.float64)
+    pred, a, b = response(x, y, 'logistic', (0, 100))
+    assert float(b) == 0 and pred.tolist() == pytest.approx([40.] * 3, abs=1e-9)
+    with pytest.raises(ValueError): response(x, y, 'logistic')            # a logistic map needs the measure's bounds
+
+
+def test_logistic_score_two_groups_by_hand():
+    # renewal (% CR): RW by hand on cues A, K1, K2, K3; the logistic through two points is exact
+    import math
+    def run(ext_ctx):
+        V = _rw([(('A', 'K3'), 1)] * 15 + [(('A', ext_ctx), 0)] * 20)
+        return V.get('A', 0) + V.get('K1', 0)                                   # the probe A(K1)
+    s = [run('K1'), run('K2')]
+    res = score('delta', ids=['renewal'], beta=0.1)['experiments'][0]
+    assert [g['strength'] for g in res['groups']] == pytest.approx(s, abs=1e-12)
+    o = [0.27, 0.55]; lg = lambda p: math.log(p / (1 - p))
+    b = (lg(o[1]) - lg(o[0])) / (s[1] - s[0]); a = lg(o[0]) - b * s[0]
+    assert res['response'] == pytest.approx(dict(kind='logistic', a=a, b=b, lo=0., hi=100.), abs=1e-8)
+    assert [g['predicted'] for g in res['groups']] == pytest.approx([27, 55], abs=1e-8)
+
+
+def test_logistic_fit_is_the_least_squares_optimum():
+    # add_vs_remove (% CR, 9 points): at the fitted (a, b) the gradient of the squared error vanishes, and no nearby map does better
+    import math
+    res = score('delta', ids=['add_vs_remove'])['experiments'][0]
+    x = [g['strength'] for g in res['groups']]; y = [g['observed'] / 100 for g in res['groups']]
+    a, b = res['response']['a'], res['response']['b']
+    assert b > 0
+    sse = lambda a, b: sum((_sig(a + b * xi) - yi) ** 2 for xi, yi in zip(x, y))
+    ga = sum(2 * (_sig(a + b * xi) - yi) * _sig(a + b * xi) * (1 - _sig(a + b * xi)) for xi, yi in zip(x, y))
+    gb = sum(2 * (_sig(a + b * xi) - yi) * _sig(a + b * xi) * (1 - _sig(a + b * xi)) * xi for xi, yi in zip(x, y))
+    assert abs(ga) < 1e-9 and abs(gb) < 1e-9
+    f0 = sse(a, b)
+    for da in (-0.05, 0, 0.05):
+        for db in (-0.05, 0, 0.05): assert sse(a + da, b + db) >= f0 - 1e-15
+    pred = [100 * _sig(a + b * xi) for xi in x]
+    assert [g['predicted'] for g in res['groups']] == pytest.approx(pred, abs=1e-9)
+    yo = [g['observed'] for g in res['groups']]; mp, my = sum(pred) / 9, sum(yo) / 9
+    r = sum((p - mp) * (q - my) for p, q in zip(pred, yo)) / math.sqrt(sum((p - mp) ** 2 for p in pred) * sum((q - my) ** 2 for q in yo))
+    assert res['r'] == pytest.approx(r, abs=1e-12)                        # r: predicted (through the logistic map) vs observed
