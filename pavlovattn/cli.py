@@ -4,10 +4,8 @@
 
 # %% ../nbs/10_cli.ipynb #c3711da1
 from __future__ import annotations
-import argparse, importlib, json, math, os, sys, tempfile
-import torch
-from .registry import load_claims, run_claims, format_table
-from .designs import simulate, parse_design, one_line, KEY_CODINGS, design_rules
+import argparse, importlib, json, math, os, sys, tempfile, warnings
+from . import __version__
 
 # %% auto #0
 __all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'UsageError', 'subcommand', 'main']
@@ -28,22 +26,32 @@ def subcommand(name:str, help:str):
         return handler
     return reg
 
+def _mod(name:str):
+    "`pavlovattn.<name>` (or `torch`), imported when a command first needs it: `import pavlovattn.cli` loads neither."
+    return importlib.import_module(name if name == 'torch' else f'pavlovattn.{name}')
+
+def _one_line(msg) -> str: return _mod('designs').one_line(msg)
+
+# What `--help` names. The families live in modules that import torch, which `--help` does not load: it names a few
+# families as examples (an unknown one is refused with the full list), and the key codings and dialects in full; a test on
+# this page checks these against the lists the commands accept.
+_HELP_CHOICES = {'run --rule': ('delta', 'hebbian', 'decay', 'softmax'), 'score --rule': ('delta', 'hebbian', 'decay', 'softmax'),
+                 'run --keys': ('onehot', 'random'), 'run --dialect': ('native', 'calmr')}
+
 # %% ../nbs/10_cli.ipynb #8d4ab4c2
-import warnings
-from .designs import DIALECTS
 FORMATS = ('table', 'json', 'csv')
 DTYPES = ('float64', 'float32')
 
 def _run_args(p):
     p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
-    p.add_argument('--dialect', default=None, help="native or calmr: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
-    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(design_rules())} (default delta)")
+    p.add_argument('--dialect', default=None, help=f"{' or '.join(_HELP_CHOICES['run --dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
+    p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['run --rule'])} (default delta; an unknown name is refused with the list of all)")
     p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=float, default=None, metavar='B', help='write rate on - trials (default: --beta)')
     p.add_argument('--gamma', type=float, default=None, help='decay per trial (default 0.9 for decay, else 1)')
     p.add_argument('--lam', type=float, default=1.0, help='US magnitude on + trials (default 1)')
-    p.add_argument('--keys', default='onehot', help=f"key coding: {', '.join(KEY_CODINGS)} (default onehot)")
+    p.add_argument('--keys', default='onehot', help=f"key coding: {', '.join(_HELP_CHOICES['run --keys'])} (default onehot)")
     p.add_argument('--dk', type=int, default=None, help='key dimension (default: the number of cues)')
     p.add_argument('--overlap', type=float, default=0.0, help='pairwise inner product of random unit keys (--keys random)')
     p.add_argument('--salience', default=None, metavar='A=0.8,B=0.2', help='squared key norm per cue (default 1)')
@@ -80,7 +88,7 @@ def _fmt(x:float) -> str: return f'{x:.6g}'
 
 def _check_table_size(d):
     "Refuse a CSV table (one row per group x trial x cue, about 300 bytes each in pandas) bigger than the memory available."
-    dz = importlib.import_module('pavlovattn.designs')
+    dz = _mod('designs')
     need, have = 300 * len(d.cues) * sum(g.n + 1 for g in d.groups), dz._available_bytes('cpu')
     if need > have: raise dz.SizeError(f'the csv table of this run needs about {dz._size(need)} of memory, more than the {dz._size(have)} '
                                        'available; --format json or table print only the probes and final strengths')
@@ -103,28 +111,29 @@ def _print_table(res):
 
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
 def _run(a) -> int:
-    _choice('key coding', a.keys, KEY_CODINGS)
+    dz = _mod('designs')
+    _choice('key coding', a.keys, dz.KEY_CODINGS)
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
-    if a.dialect is not None: _choice('dialect', a.dialect, DIALECTS)
+    if a.dialect is not None: _choice('dialect', a.dialect, dz.DIALECTS)
     if (a.design is None) == (a.calmr is None):
         raise UsageError('pavlovattn run: give DESIGN or --calmr FILE.csv, not both' if a.design is not None
                          else 'pavlovattn run: the following arguments are required: DESIGN (or --calmr FILE.csv)')
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
-    _check_device(a.device, 'run', getattr(torch, a.dtype))
+    _check_device(a.device, 'run', a.dtype)
     try:
         if a.calmr is not None:
-            try: design = importlib.import_module('pavlovattn.interop').read_calmr(a.calmr)
+            try: design = _mod('interop').read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
-        else: design = parse_design(a.design, dialect)
+        else: design = dz.parse_design(a.design, dialect)
         if a.format == 'csv': _check_table_size(design)
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always', RuntimeWarning)
-            res = simulate(design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
-                           salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(torch, a.dtype),
+            res = dz.simulate(design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
+                           salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(_mod('torch'), a.dtype),
                            device=a.device, tau=a.tau)
-        for w in caught: print(one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
+        for w in caught: print(dz.one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
     except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
     if a.format == 'json': print(json.dumps(res.to_json(), indent=1))
     elif a.format == 'csv': sys.stdout.write(res.table.to_csv(index=False))
@@ -146,7 +155,8 @@ def _reproduce_args(p):
 
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
 def _reproduce(a) -> int:
-    claims = load_claims()
+    reg = _mod('registry')
+    claims = reg.load_claims()
     ids = a.only or sorted((i for i, c in claims.items() if c.exact or not a.exact), key=lambda i: not claims[i].paper.covered)  # not covered: last
     unknown = [i for i in ids if i not in claims]
     if unknown: raise UsageError(f"pavlovattn reproduce: unknown claim id(s) {', '.join(unknown)}; valid ids: {', '.join(claims)}")
@@ -158,11 +168,11 @@ def _reproduce(a) -> int:
         return 0
     _check_device(a.device)
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
-    rows, ok = run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
-    print(format_table(rows, wide=a.wide))
+    rows, ok = reg.run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
+    print(reg.format_table(rows, wide=a.wide))
     if a.json: _write_json(a.json, rows); print(f'report: {a.json}')
     if not ok:
-        print('some claims could not run: ' + ', '.join(r['id'] for r in rows if r['data'] and 'error' in r['data']), file=sys.stderr)
+        print('pavlovattn reproduce: some claims could not run: ' + ', '.join(r['id'] for r in rows if r['data'] and 'error' in r['data']), file=sys.stderr)
         return 1
     if a.strict and any(r['check'] == 'fail' for r in rows): return 1
     return 0
@@ -183,17 +193,17 @@ def _write_json(path, rows, cmd='reproduce'):
 def _umask() -> int:
     m = os.umask(0); os.umask(m); return m
 
-def _check_device(device, cmd='reproduce', dtype=torch.float64):
+def _check_device(device, cmd='reproduce', dtype='float64'):
     "Refuse a device that cannot run anything here (unknown, meta tensors, CUDA without a GPU, a dtype it lacks) with one line."
-    try: float(torch.ones(2, dtype=dtype, device=device).sum().cpu())
+    torch = _mod('torch')
+    try: float(torch.ones(2, dtype=getattr(torch, dtype), device=device).sum().cpu())
     except Exception as e:
         why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UsageError(f'pavlovattn {cmd}: device {device!r} cannot run this here ({why})')
 
 # %% ../nbs/10_cli.ipynb #anim0002
-from .core import RULES   # the animal-data page takes these families through
 def _animal_args(p, fitting=False):
-    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(RULES)} (default delta)")
+    p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['score --rule'])} (default delta; an unknown name is refused with the list of all)")
     p.add_argument('--only', nargs='+', metavar='ID', help='only these experiments (default: every expressible one)')
     if fitting:
         p.add_argument('--joint', action='store_true', help='one parameter set for all experiments (default: one per experiment)')
@@ -212,12 +222,13 @@ def _animal_args(p, fitting=False):
 
 def _animal(a, cmd) -> int:
     "`pavlovattn score` / `pavlovattn fit`: the families against the animal data (see the animal-data page)."
-    for name, x, valid in (('rule', a.rule, RULES), ('format', a.format, ('table', 'json'))):
+    rules = _mod('core').RULES                                             # the families the animal-data page takes through
+    for name, x, valid in (('rule', a.rule, rules), ('format', a.format, ('table', 'json'))):
         if x not in valid: raise UsageError(f"pavlovattn {cmd}: unknown {name} {x!r}; valid: {', '.join(valid)}")
     for name in ('subjects', 'steps', 'restarts'):
         if getattr(a, name, 1) < 1: raise UsageError(f'pavlovattn {cmd}: --{name.replace("_", "-")} must be at least 1; got {getattr(a, name)}')
     _check_device(a.device, cmd)
-    animal = importlib.import_module('pavlovattn.animal')                   # lazily: `--help` stays fast
+    animal = _mod('animal')
     try:
         if cmd == 'score':
             res = animal.score(a.rule, ids=a.only, beta=a.beta, gamma=a.gamma, tau=a.tau, subjects=a.subjects, seed=a.seed, device=a.device)
@@ -248,22 +259,30 @@ def _fit(a) -> int: return _animal(a, 'fit')
 def main(argv=None) -> int:
     "Entry point of the `pavlovattn` command."
     p = _Parser(prog='pavlovattn', description='Transformer attention read as classical conditioning.')
+    p.add_argument('--version', action='version', version=f'pavlovattn {__version__}')
     sub = p.add_subparsers(dest='cmd', metavar='{' + ','.join(SUBCOMMANDS) + '}')
     for name, (help, add, _) in SUBCOMMANDS.items():
         add(sub.add_parser(name, help=help, description=help))
     for sp in sub.choices.values(): sp.error = _Parser.error.__get__(sp)
     a = None
     try:
-        a = p.parse_args(argv)
+        a, extra = p.parse_known_args(argv)
+        if extra: (sub.choices[a.cmd] if a.cmd else p).error(f"unrecognized arguments: {' '.join(extra)}")   # under the command's name
         if a.cmd is None: p.print_help(); return 2
         return SUBCOMMANDS[a.cmd][2](a)
     except UsageError as e:
-        print(one_line(e) if str(e) else 'pavlovattn: bad input', file=sys.stderr); return 2   # every line break escaped: one line
-    except (MemoryError, getattr(torch, 'OutOfMemoryError', MemoryError)) as e:   # the size estimate fell short
-        cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')
-        print(one_line(f"{cmd}: out of memory ({e or 'MemoryError'}); use fewer subjects, trials or a smaller --dk"), file=sys.stderr); return 2
+        print(_one_line(e) if str(e) else 'pavlovattn: bad input', file=sys.stderr); return 2   # every line break escaped: one line
     except BrokenPipeError:                              # e.g. `pavlovattn run ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 1
+    except Exception as e:
+        if not _out_of_memory(e): raise                  # a bug: the traceback is the report
+        cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')    # the size estimate fell short
+        print(_one_line(f"{cmd}: out of memory ({e or 'MemoryError'}); use fewer subjects, trials or a smaller --dk"), file=sys.stderr); return 2
+
+def _out_of_memory(e) -> bool:
+    "A `MemoryError` or torch's out-of-memory error (torch is only asked when a command has imported it)."
+    torch = sys.modules.get('torch')
+    return isinstance(e, MemoryError) or (torch is not None and isinstance(e, getattr(torch, 'OutOfMemoryError', MemoryError)))
 
 # %% ../nbs/10_cli.ipynb #8d3f0e22
 if __name__ == '__main__' and '__file__' in globals(): sys.exit(main())   # not when a notebook runs this cell

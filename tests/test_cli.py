@@ -1,0 +1,98 @@
+"""The `pavlovattn` command as a whole: `--help` and `--version` answer without importing torch, every error starts with the
+command's name and is one line with exit status 2, and what `--help` lists agrees with what the commands accept."""
+import configparser, json, pathlib, subprocess, sys, time
+import pytest
+
+HEAVY = ('torch', 'numpy', 'pandas', 'matplotlib', 'numba')
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+def pv(*args, timeout=600):
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *args], capture_output=True, text=True, timeout=timeout)
+
+def loaded_after(argv):
+    "Run `main(argv)` in a fresh interpreter; return (exit status, stdout, heavy modules it imported, seconds)."
+    code = ("import sys, time, json; t = time.perf_counter(); from pavlovattn.cli import main\n"
+            "try: rc = main(%r)\nexcept SystemExit as e: rc = e.code\n"
+            "print(json.dumps([rc, sorted(m for m in %r if m in sys.modules), time.perf_counter() - t]), file=sys.stderr)" % (argv, HEAVY))
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
+    rc, heavy, secs = json.loads(r.stderr.strip().splitlines()[-1])
+    return rc, r.stdout, heavy, secs
+
+def test_import_loads_no_heavy_module():
+    r = subprocess.run([sys.executable, '-c', 'import sys, pavlovattn.cli; print(sorted(m for m in %r if m in sys.modules))' % (HEAVY,)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == '[]', r.stdout + r.stderr
+
+@pytest.mark.parametrize('argv, shows', [
+    (['--help'], 'usage: pavlovattn'), (['run', '--help'], '--rule RULE'), (['reproduce', '--help'], '--only ID'),
+    (['score', '--help'], '--rule RULE'), (['fit', '--help'], '--held-out'), (['--version'], 'pavlovattn '),
+])
+def test_help_and_version_answer_without_torch(argv, shows):
+    rc, out, heavy, secs = loaded_after(argv)
+    assert rc == 0 and shows in out and heavy == [], (rc, heavy, out)
+    assert secs < 5, secs          # without torch it is ~0.05 s; the bound only catches a heavy import slipping back in
+
+def test_version_is_the_package_version():
+    cfg = configparser.ConfigParser(); cfg.read(ROOT / 'settings.ini')
+    r = pv('--version')
+    assert r.returncode == 0 and r.stdout.strip() == f"pavlovattn {cfg['DEFAULT']['version']}"
+
+def test_help_names_what_the_commands_accept():
+    "`--help` cannot import the families (torch): the families it names as examples are accepted, its key codings and dialects are all there are."
+    from pavlovattn.cli import _HELP_CHOICES
+    from pavlovattn.core import RULES
+    from pavlovattn.designs import design_rules, KEY_CODINGS, DIALECTS
+    assert set(_HELP_CHOICES['run --rule']) <= set(design_rules()) and set(_HELP_CHOICES['score --rule']) <= set(RULES)
+    assert (_HELP_CHOICES['run --keys'], _HELP_CHOICES['run --dialect']) == (KEY_CODINGS, DIALECTS)
+    out = ' '.join(pv('run', '--help').stdout.split())
+    assert 'attention family, e.g. delta, hebbian, decay, softmax' in out and 'key coding: onehot, random' in out
+    r = pv('run', '10A+', '--rule', 'nope')                              # the full list comes with the refusal
+    assert r.returncode == 2 and f"valid rules: {', '.join(design_rules())}" in r.stderr
+
+def no_cuda():
+    import torch
+    return not torch.cuda.is_available()
+
+@pytest.mark.parametrize('argv, start', [
+    (['run', '10A+', '--device', 'cuda'], "pavlovattn run: device 'cuda' cannot run this here"),
+    (['reproduce', '--only', 'core-deltanet-is-rescorla-wagner', '--device', 'cuda', '--quiet'], "pavlovattn reproduce: device 'cuda' cannot run this here"),
+    (['score', '--only', 'overexpectation', '--device', 'cuda'], "pavlovattn score: device 'cuda' cannot run this here"),
+    (['fit', '--only', 'overexpectation', '--device', 'cuda'], "pavlovattn fit: device 'cuda' cannot run this here"),
+])
+def test_cuda_without_a_gpu_names_the_command(argv, start):
+    if not no_cuda(): pytest.skip('this machine has CUDA')
+    r = pv(*argv)
+    assert r.returncode == 2 and r.stderr.startswith(start) and len(r.stderr.splitlines()) == 1 and r.stdout == '', r.stderr
+
+@pytest.mark.parametrize('argv, start', [
+    (['run', '10A+', '--beta', 'x'], 'pavlovattn run: argument --beta'),
+    (['run', '10A+', '--rule', 'lstm'], "pavlovattn run: unknown rule 'lstm'"),
+    (['run', '10A+', '--dialect', 'r'], "pavlovattn run: unknown dialect 'r'; valid: native, calmr"),
+    (['run', '--calmr', '/no/such/file.csv'], 'pavlovattn run: cannot read --calmr /no/such/file.csv'),
+    (['reproduce', '--only', 'nope'], 'pavlovattn reproduce: unknown claim id(s) nope'),
+    (['reproduce', '--frobnicate'], 'pavlovattn reproduce: unrecognized arguments: --frobnicate'),
+    (['score', '--rule', 'normalized'], "pavlovattn score: unknown rule 'normalized'"),
+    (['score', '--format', 'csv'], "pavlovattn score: unknown format 'csv'"),
+    (['fit', '--steps', '0'], 'pavlovattn fit: --steps must be at least 1'),
+    (['fit', '--held-out', 'renewal'], 'pavlovattn fit: --held-out needs --joint'),
+    (['explode'], "pavlovattn: argument {run,reproduce,score,fit}: invalid choice: 'explode'"),
+    (['--versoin'], 'pavlovattn: unrecognized arguments: --versoin'),
+])
+def test_every_error_starts_with_the_command(argv, start):
+    r = pv(*argv)
+    assert r.returncode == 2 and r.stderr.startswith(start) and len(r.stderr.splitlines()) == 1, r.stderr
+    assert 'Traceback' not in r.stderr and r.stdout == ''
+
+def test_no_command_prints_help_and_exits_2():
+    r = pv()
+    assert r.returncode == 2 and r.stdout.startswith('usage: pavlovattn') and '--version' in r.stdout
+
+def test_claims_that_cannot_run_are_reported_under_the_command(monkeypatch, capsys):
+    "A claim whose code fails: the table shows it, stderr names it in one line under `pavlovattn reproduce:`, exit status 1."
+    from pavlovattn import cli, registry
+    rows = [dict(id='toy', claim='c', source='s', expected='e', measured='could not run: RuntimeError: x', verdict='fail', check='fail',
+                 paper='no number', paper_rule='', seconds=0.0, data={'error': 'RuntimeError: x'})]
+    monkeypatch.setattr(registry, 'run_claims', lambda ids, **kw: (rows, False))
+    assert cli.main(['reproduce', '--only', 'core-deltanet-is-rescorla-wagner', '--quiet']) == 1
+    err = capsys.readouterr().err
+    assert err == 'pavlovattn reproduce: some claims could not run: toy\n'
