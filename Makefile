@@ -6,35 +6,53 @@ BIN := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test venv export clean-nbs docs site-check chromium katex bench gpu-check help
+.PHONY: reproduce test venv export clean-nbs docs docs-prereqs serve site-check chromium katex bench gpu-check help
 
 help:
 	@echo "make reproduce   venv + every claim of the paper (reproduce-report.json) + the website in _docs/"
 	@echo "make test        venv + notebook tests + pytest + sync check + website in headless Chromium"
-	@echo "make docs        build the website into _docs/ (real quarto if on PATH, else the offline fallback)"
+	@echo "make docs        build the website into _docs/ (real quarto if on PATH, else the offline fallback, which needs npm once)"
+	@echo "make serve       serve _docs/ on http://localhost:8000/ (search works there, not from file://)"
 	@echo "make bench       speed benchmarks (ratios against baselines, one run)"
 	@echo "make gpu-check   the short script run on a lent GPU machine"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: settings.ini setup.py
-	test -d $(VENV) || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q "torch==2.13.0"     # first: the CPU wheel, so nothing pulls a multi-GB CUDA build
-	$(BIN)/pip install -q -e ".[dev]"
-	touch $@
+	@test -d $(VENV) || { echo "== venv: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV); }
+	@echo "== venv: installing torch 2.13.0 into $(VENV) (a large download; pip -q prints nothing for a few minutes)"
+	@$(BIN)/pip install -q "torch==2.13.0"    # first: the CPU wheel, so nothing pulls a multi-GB CUDA build
+	@echo "== venv: installing pavlovattn and its dependencies (numpy, pandas, matplotlib, numba, nbdev, jupyterlab, ...; a few minutes, silent)"
+	@$(BIN)/pip install -q -e ".[dev]"
+	@touch $@
+	@echo "== venv: ready ($(VENV))"
 
 export: venv
 	$(BIN)/nbdev_export && $(BIN)/nbdev_clean
 
+# Without quarto the docs build renders math with KaTeX, fetched once with npm into tools/katex/. A machine with neither
+# quarto nor npm (nor that copy) is told so in one line before anything runs (`make reproduce` checks first, not after its run).
+HAVE_KATEX = $(or $(shell command -v quarto),$(wildcard tools/katex/katex.min.js),$(shell command -v npm))
+NEED_NPM = $(if $(HAVE_KATEX),,$(error the offline docs build needs npm (Node.js) once, to fetch KaTeX for the math: install it (Debian: apt-get install npm) or put quarto on PATH, then run make again))
+
+docs-prereqs:
+	@:$(NEED_NPM)
+
 katex: tools/katex/katex.min.js
 tools/katex/katex.min.js:
-	tmp=$$(mktemp -d) && (cd $$tmp && npm pack -q katex@0.16.11 >/dev/null && tar xzf katex-0.16.11.tgz) && \
+	@:$(NEED_NPM)
+	@echo "== docs: fetching KaTeX 0.16.11 with npm into tools/katex/ (math on the offline site; once)"
+	@tmp=$$(mktemp -d) && (cd $$tmp && npm pack -q katex@0.16.11 >/dev/null && tar xzf katex-0.16.11.tgz) && \
 	  mkdir -p tools/katex && cp -r $$tmp/package/dist/{katex.min.css,katex.min.js,fonts,contrib} tools/katex/
 
-docs: venv
+docs: docs-prereqs venv
 	@if ! command -v quarto >/dev/null; then $(MAKE) -s katex; fi
-	$(BIN)/python tools/sidebar.py
-	PATH="$$PWD/tools:$$PWD/$(BIN):$$PATH" $(BIN)/nbdev_docs
-	@echo "site: $$PWD/_docs/index.html"
+	@$(BIN)/python tools/sidebar.py
+	@echo "== docs: building the website into _docs/ (executes the pages' import cells; a few minutes)"
+	@PATH="$$PWD/tools:$$PWD/$(BIN):$$PATH" $(BIN)/nbdev_docs
+	@echo "site: $$PWD/_docs/index.html  (make serve: http://localhost:8000/, where search works)"
+
+serve:
+	@$(PY) tools/serve.py _docs
 
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
@@ -42,11 +60,12 @@ chromium:
 site-check: chromium
 	$(BIN)/python tools/check_site.py _docs
 
-reproduce: venv
+reproduce: docs-prereqs venv
+	@echo "== reproduce: every registered claim (a few minutes on a CPU; a progress bar names the claim running)"
 	$(BIN)/pavlovattn reproduce --json reproduce-report.json
 	$(MAKE) -s docs
 	@echo "report: $$PWD/reproduce-report.json"
-	@echo "site:   $$PWD/_docs/index.html"
+	@echo "site:   $$PWD/_docs/index.html  (make serve: http://localhost:8000/, where search works)"
 
 test: venv
 	PATH="$$PWD/$(BIN):$$PATH" bash tools/test_all.sh
