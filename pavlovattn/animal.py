@@ -97,7 +97,7 @@ class Batch:
     lam: torch.Tensor   # `[B, T]` US on the step (1 on + trials)
     learn: torch.Tensor # `[B, T]` 1 on learning trials, 0 on probes and padding
     exp_of_row: torch.Tensor  # `[B]` experiment index of each row
-    M: torch.Tensor     # `[P, B*T]` averaging weights: data point p's strength = M[p] @ pred.flatten()
+    M: torch.Tensor     # `[P, B*T]` sparse averaging weights: data point p's strength = M[p] @ pred.flatten()
     exp_of_point: torch.Tensor  # `[P]` experiment index of each data point
     y: torch.Tensor     # `[P]` observed means
     sign: torch.Tensor  # `[P]` +1 ('up' measures) or -1 ('down')
@@ -137,9 +137,9 @@ def compile_batch(exps:list,          # `Experiment`s (expressible ones)
         off = T - len(steps)                      # left padding: empty steps before the first trial change nothing
         for t, (ci, l, le) in enumerate(steps):
             X[b, off + t, ci] = 1.; lam[b, off + t] = l; learn[b, off + t] = le
-    M = torch.zeros(len(pts), B * T, dtype=dtype)
-    for p, (_, cells, _, _) in enumerate(pts):
-        for b, t in cells: M[p, b * T + T - len(rows[b][1]) + t] += 1 / len(cells)
+    ij = [(p, b * T + T - len(rows[b][1]) + t, 1 / len(cells)) for p, (_, cells, _, _) in enumerate(pts) for b, t in cells]
+    M = torch.sparse_coo_tensor(torch.tensor([[i for i, _, _ in ij], [j for _, j, _ in ij]]), torch.tensor([w for _, _, w in ij], dtype=dtype),
+                                (len(pts), B * T), check_invariants=True).coalesce()   # sparse: a few reads per data point among B*T steps
     to = lambda x: x.to(device)
     return Batch(list(exps), to(X), to(lam), to(learn), to(torch.tensor([r[0] for r in rows])), to(M),
                  to(torch.tensor([p[0] for p in pts])), to(torch.tensor([p[2] for p in pts], dtype=dtype)),
@@ -174,7 +174,7 @@ def strengths(batch:Batch,       # from `compile_batch`
     kw = fam.kwargs(**kw) if 'gamma' in fam.params or gamma is None else kw
     if 'tau' in kw and torch.is_tensor(kw['tau']) and kw['tau'].dim(): raise ValueError('softmax takes one tau for the whole batch')
     tr = recur(k, v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw)
-    return batch.M @ tr.pred.reshape(-1)
+    return torch.sparse.mm(batch.M, tr.pred.reshape(-1, 1)).squeeze(1)
 
 def _affine(x, y) -> tuple:
     "Least squares a + b·x with b >= 0 (b = 0 when x does not vary or orders the wrong way); closed form, differentiable in x."
