@@ -4,14 +4,14 @@
 
 # %% ../nbs/04_cue_competition.ipynb #94cf02ed
 from __future__ import annotations
-import functools, math, re
+import functools, itertools, math, re
 import torch
 import pandas as pd
-from .core import recur, RULES, DELTA_RULES
-from .designs import parse_design
+from .core import RULES, family
+from .designs import parse_design, simulate
 
 # %% auto #0
-__all__ = ['FAMILIES', 'GAMMA', 'RV_TRUE', 'RV_PSEUDO', 'PHENOMENA', 'ROW_IDS', 'EXPECTED_PRESENT', 'TESTED', 'read_design',
+__all__ = ['FAMILIES', 'PROTOCOL_GAMMA', 'RV_TRUE', 'RV_PSEUDO', 'PHENOMENA', 'ROW_IDS', 'EXPECTED_PRESENT', 'TESTED', 'protocol',
            'run_design', 'compare_families', 'rw_phase', 'overshadowing', 'conditioned_inhibition', 'retardation',
            'trials_to_criterion', 'overexpectation', 'superconditioning', 'mean_dynamics', 'mean_recursion',
            'mean_asymptote', 'check_mean_recursion', 'relative_validity_asymptotes', 'relative_validity_gap',
@@ -24,70 +24,43 @@ from .registry import claim, Verdict
 
 # %% ../nbs/04_cue_competition.ipynb #66fef574
 FAMILIES = ('hebbian', 'decay', 'delta', 'gated-delta', 'softmax')   # the families compared on this page
-GAMMA = {'decay': 0.9, 'gated-delta': 0.95}                          # this page's decay per family (1 for the others)
+PROTOCOL_GAMMA = {'gated-delta': 0.95}   # fixed before measuring: the γ this page's comparisons and registered claims run gated-delta with (the others: their family's default)
 
-def read_design(design:str) -> dict:
-    "The plain-letter subset of a design as `{group: [(randomised, [(count, cues, reinforced|None), ...]), ...]}`, parsed by `designs.parse_design`."
-    d = parse_design(design)
-    if any(len(c) > 1 for c in d.cues): raise ValueError(f"this page's runner takes single-letter cues only; got {', '.join(c for c in d.cues if len(c) > 1)}")
-    return {g.name: [(ph.random, [(tt.count, ''.join(tt.cues), None if tt.probe else tt.outcome == '+') for tt in ph.trials])
-                     for ph in g.phases] for g in d.groups}
+def protocol(rule:str) -> dict:
+    "The `run_design` options of this page's protocol for `rule`: gated-delta at γ = 0.95, every other family at its defaults."
+    return {'gamma': PROTOCOL_GAMMA[rule]} if rule in PROTOCOL_GAMMA else {}
 
 # %% ../nbs/04_cue_competition.ipynb #d17be473
-def _sequences(phases, cues, subjects, sampling, gen, device):
-    "Per-subject step tables: cue indicators [B,T,n], reinforced [B,T], probe [B,T], probe labels."
-    ind, rein, probe, labels = [], [], [], []
-    for i, (rand, items) in enumerate(phases):
-        X = torch.tensor([[float(c in it[1]) for c in cues] for it in items], dtype=torch.float64)
-        r = torch.tensor([float(bool(it[2])) for it in items], dtype=torch.float64)
-        p = torch.tensor([float(it[2] is None) for it in items], dtype=torch.float64)
-        counts = torch.tensor([it[0] for it in items])
-        base = torch.repeat_interleave(torch.arange(len(items)), counts)
-        if not rand: idx = base.expand(subjects, -1)
-        elif sampling == 'iid': idx = torch.multinomial(counts.double().expand(subjects, -1), int(counts.sum()), replacement=True, generator=gen)
-        elif sampling == 'without': idx = base[torch.argsort(torch.rand(subjects, len(base), generator=gen), dim=1)]
-        else: raise ValueError(f"sampling must be 'without' or 'iid'; got {sampling!r}")
-        ind.append(X[idx]); rein.append(r[idx]); probe.append(p[idx])
-        labels += [f'{it[1]}@{i + 1}' for it in items for _ in range(it[0]) if it[2] is None]
-    return torch.cat(ind, 1).to(device), torch.cat(rein, 1).to(device), torch.cat(probe, 1).to(device), labels
-
-def run_design(design:str,              # a design string (plain-letter cues)
+def run_design(design:str,              # a design string
                rule:str='delta',        # one of `core.RULES`
                beta:float=0.1,          # write rate on reinforced trials
                beta_minus:float|None=None, # write rate on non-reinforced trials (default: `beta`)
-               gamma:float|None=None,   # decay (default: `GAMMA.get(rule, 1)`)
+               gamma:float|None=None,   # decay (default: the family's, `FAMILIES[rule].gamma_or_default()`)
                lam:float=1.0,           # US magnitude
                salience:dict|None=None, # {'A': 0.5, ...}: squared key norm per cue (default 1)
                subjects:int=1,          # simulated subjects (the batch)
-               sampling:str='without',  # `!` phases: 'without' (permutation) or 'iid' (draws with replacement)
+               sampling:str='shuffle',  # `!` phases: 'shuffle' (permutations of the counts) or 'iid' (draws with replacement)
                trajectory:bool=False,   # also return every cue's strength after every step
-               seed:int=0, tau:float=1.0, dtype=torch.float64, device='cpu') -> dict:
-    "Run `design` for `subjects` subjects in one batched `recur` call per group; probe read-outs `{group: {'B@3': [subjects]}}`."
-    groups = read_design(design)
-    cues = sorted({c for ph in groups.values() for _, items in ph for it in items for c in it[1]})
-    sal = torch.tensor([(salience or {}).get(c, 1.0) for c in cues], dtype=torch.float64)
-    gamma = GAMMA.get(rule, 1.0) if gamma is None else gamma
-    bminus = beta if beta_minus is None else beta_minus
-    gen = torch.Generator().manual_seed(seed); out = {}
-    for name, phases in groups.items():
-        ind, rein, probe, labels = _sequences(phases, cues, subjects, sampling, gen, device)
-        k = (ind * sal.to(device).sqrt())[:, :, None, :].to(dtype)
-        v = (lam * rein)[:, :, None, None].to(dtype)
-        one = torch.ones_like(rein)                                  # float64: python scalars in torch.where would give float32
-        b = torch.where(probe > 0, 0 * one, torch.where(rein > 0, beta * one, bminus * one))[:, :, None].to(dtype)
-        g = torch.where(probe > 0, one, gamma * one)[:, :, None].to(dtype)
-        res = {}
-        if trajectory:                     # one head per cue, each querying its cue's key: out[:, t, h] = V_h after step t
-            H = len(cues); eye = torch.diag(sal.sqrt()).to(device=device, dtype=dtype)
-            q = eye[None, None].expand(k.shape[0], k.shape[1], H, H)
-            tr = recur(k.expand(-1, -1, H, -1), v.expand(-1, -1, H, -1), q, rule=rule, beta=b, gamma=g, tau=tau)
-            res['_trajectory'] = tr.out[..., 0]                     # [B, T, n_cues]
-            res['_cues'] = cues
-        tr = recur(k, v, rule=rule, beta=b, gamma=g, tau=tau)
-        reads = tr.out[:, :, 0, 0][probe.bool()].view(k.shape[0], -1)   # probe steps: S_t k_probe with S_t = S_{t-1}
-        for j, lab in enumerate(labels):
-            res[lab.split('@')[0] if sum(l.split('@')[0] == lab.split('@')[0] for l in labels) == 1 else lab] = reads[:, j]
-        out[name] = res
+               seed:int=0, tau:float=1.0, dtype=torch.float64, device='cpu',
+               engine:str='torch',      # `simulate`'s engine: the reference loop, which the registered claims ran on
+              ) -> dict:
+    "Run `design` with `designs.simulate` and return each subject's probe read-outs `{group: {'B@3': [subjects]}}` (and `'_trajectory'` `[subjects, T, cues]`, `'_cues'`)."
+    bm = beta if beta_minus is None else beta_minus
+    res = simulate(design, rule=rule, beta=beta if bm == beta else {'+': beta, '-': bm}, gamma=gamma, lam=lam, salience=salience,
+                   subjects=subjects, seed=seed, tau=tau, dtype=dtype, device=device, sampling=sampling, rng='torch',
+                   per_subject=True, engine=engine)
+    out = {}
+    for g in res.design.groups:
+        r = res.runs[g.name]
+        probes, i = [], 0
+        for pi, ph in enumerate(g.phases, 1):
+            for t in ph.steps:
+                if t.probe: probes.append((t.cue_text, pi, i, t.count))
+                i += 1
+        names = [c for c, *_ in probes]
+        rows = {(c if names.count(c) == 1 else f'{c}@{pi}'): r['pred_sum'][:, i] / n for c, pi, i, n in probes}   # a probe run n times: its mean read-out
+        if trajectory: rows.update(_trajectory=r['V'][:, 1:], _cues=list(res.cues))
+        out[g.name] = rows
     return out
 
 # %% ../nbs/04_cue_competition.ipynb #82708d8c
@@ -95,10 +68,10 @@ def compare_families(design:str,            # a design string
                      families=FAMILIES,     # the families to run
                      subjects:int=1,        # subjects per group
                      **kw) -> pd.DataFrame: # more `run_design` options
-    "Probe means of `design` for each family: rows families, columns `group: probe`."
+    "Probe means of `design` for each family (gated-delta at the page's γ, `protocol`): rows families, columns `group: probe`."
     rows = {}
     for fam in families:
-        r = run_design(design, rule=fam, subjects=subjects, **kw)
+        r = run_design(design, rule=fam, subjects=subjects, **{**protocol(fam), **kw})
         rows[fam] = {f'{g}: {p}': float(x.mean()) for g, res in r.items() for p, x in res.items() if not p.startswith('_')}
     return pd.DataFrame(rows).T
 
@@ -166,24 +139,25 @@ def superconditioning(n,                  # XB+ (and YB+) trials
 # %% ../nbs/04_cue_competition.ipynb #9c945205
 def mean_dynamics(types,                  # trial types: strings like 'AX+', 'BX-'
                   probs,                  # their probabilities (normalised here)
-                  rule:str='delta',       # 'hebbian', 'decay', 'delta' or 'gated-delta'
+                  rule:str='delta',       # a family whose mean map is affine: a fixed-size state, no key trace or write keys
                   beta:float=0.1,         # rate on reinforced trials
                   beta_minus:float|None=None, # rate on non-reinforced trials (default `beta`)
-                  gamma:float|None=None,  # decay (default `GAMMA.get(rule, 1)`)
+                  gamma:float|None=None,  # decay (default: the family's)
                   lam:float=1.0, salience:dict|None=None,
                   cues:list|None=None,    # cue order of V (default: sorted letters)
                  ) -> tuple:              # (A [n,n], b [n], cues)
     "The affine map of the mean strengths, `E V_{t+1} = A E V_t + b`, for i.i.d. trial types (theory §3.13)."
-    if rule not in ('hebbian', 'decay', 'delta', 'gated-delta'):
-        raise ValueError(f"mean_dynamics needs a linear family (hebbian, decay, delta, gated-delta); got {rule!r}")
+    fam = family(rule)
+    if fam.exemplar or fam.extra_row or fam.write_key:
+        raise ValueError(f"mean_dynamics needs a family whose state is updated by an affine map (no exemplar memory, extra state row or write keys); got {rule!r}")
     cues = cues or sorted({c for t in types for c in t[:-1]})
     p = torch.as_tensor(probs, dtype=torch.float64); p = p / p.sum()
     X = torch.tensor([[float(c in t[:-1]) for c in cues] for t in types], dtype=torch.float64)
     lamk = torch.tensor([lam if t[-1] == '+' else 0. for t in types], dtype=torch.float64)
     bk = torch.tensor([beta if t[-1] == '+' else (beta if beta_minus is None else beta_minus) for t in types], dtype=torch.float64)
     D = torch.diag(torch.tensor([(salience or {}).get(c, 1.0) for c in cues], dtype=torch.float64))
-    g = GAMMA.get(rule, 1.0) if gamma is None else gamma
-    M = D @ torch.einsum('k,ki,kj->ij', p * bk, X, X) if rule in DELTA_RULES else torch.zeros(len(cues), len(cues), dtype=torch.float64)
+    g = fam.gamma_or_default(gamma)
+    M = D @ torch.einsum('k,ki,kj->ij', p * bk, X, X) if fam.error_correcting else torch.zeros(len(cues), len(cues), dtype=torch.float64)
     b = D @ torch.einsum('k,ki->i', p * bk * lamk, X)
     return g * (torch.eye(len(cues), dtype=torch.float64) - M), b, cues
 
@@ -206,14 +180,15 @@ def check_mean_recursion(design:str='!30A+/30AX-/20BX+/20B-', # one group, one r
                          rules=('hebbian', 'decay', 'delta', 'gated-delta'),
                          subjects:int=10_000, sampling:str='iid', seed:int=0, device='cpu', **kw) -> dict:
     "Max |z| between simulated subjects' mean strengths and the exact mean recursion, per family (theory §3.13)."
-    (rand, items), = read_design(design)['group']
-    types = [f'{c}{"+" if r else "-"}' for _, c, r in items]
-    probs = [n for n, _, _ in items]; T = sum(probs); out = {}
+    (g,) = parse_design(design).groups; (ph,) = g.phases
+    types = [''.join(t.cues) + t.outcome for t in ph.trials]
+    probs = [t.count for t in ph.trials]; T = sum(probs); out = {}
     for rule in rules:
-        r = run_design(design, rule=rule, subjects=subjects, sampling=sampling, trajectory=True, seed=seed, device=device, **kw)['group']
+        kw_r = {**protocol(rule), **kw}                                   # gated-delta at the page's γ
+        r = run_design(design, rule=rule, subjects=subjects, sampling=sampling, trajectory=True, seed=seed, device=device, **kw_r)[g.name]
         traj = r['_trajectory'].cpu()                                     # [B, T, n_cues]: V after trial t
         exact, cues = mean_recursion(types, probs, T, rule=rule, cues=r['_cues'],
-                                     **{k: v for k, v in kw.items() if k in ('beta', 'beta_minus', 'gamma', 'lam', 'salience')})
+                                     **{k: v for k, v in kw_r.items() if k in ('beta', 'beta_minus', 'gamma', 'lam', 'salience')})
         m, se = traj.mean(0), traj.std(0) / math.sqrt(subjects)
         z = (m - exact[1:]) / se.clamp_min(1e-300)
         out[rule] = dict(max_abs_z=float(z.abs().max()), max_abs_diff=float((m - exact[1:]).abs().max()),
@@ -236,15 +211,13 @@ def relative_validity_gap(n:int=200, **kw) -> torch.Tensor:
 
 # %% ../nbs/04_cue_competition.ipynb #fa3783a0
 def relative_validity_permuted_gap(m:int=6, beta:float=0.1, salience:dict|None=None, dtype=torch.float64, device='cpu') -> float:
-    "Exact mean V_X(pseudo) - V_X(true) over all orders of m AX and m BX trials (permuted design, beta+ = beta-)."
-    import itertools
-    seqs = torch.tensor([[int(i in pos) for i in range(2 * m)] for pos in itertools.combinations(range(2 * m), m)])  # 1 = AX
-    a = math.sqrt((salience or {}).get('A', 1.)); b_ = math.sqrt((salience or {}).get('B', 1.)); x = math.sqrt((salience or {}).get('X', 1.))
-    k = torch.zeros(len(seqs), 2 * m, 1, 3, dtype=dtype, device=device)
-    k[..., 0, 0] = seqs * a; k[..., 0, 1] = (1 - seqs) * b_; k[..., 0, 2] = x
-    v_true = seqs.to(k)[:, :, None, None]; v_pseudo = torch.full_like(v_true, 0.5)
-    S_t = recur(k, v_true, rule='delta', beta=beta).state; S_p = recur(k, v_pseudo, rule='delta', beta=beta).state
-    return float((S_p[:, 0, 0, 2] - S_t[:, 0, 0, 2]).mean() * x)
+    "Exact mean V_X(pseudo) - V_X(true) over all orders of m AX and m BX trials (permuted design, beta+ = beta-): `simulate` runs every order, given as `orders`."
+    seqs = torch.tensor([[0 if i in pos else 1 for i in range(2 * m)] for pos in itertools.combinations(range(2 * m), m)])  # 0 = AX, 1 = BX
+    kw = dict(beta=beta, salience=salience, subjects=len(seqs), orders={'group': seqs}, per_subject=True, dtype=dtype, device=device)
+    t = simulate(f'!{m}AX+/{m}BX-', **kw)
+    p = simulate(f'!{m}AX+/{m}BX+', lam=0.5, **kw)   # pseudo: every trial carries the mean US lambda/2 (the strengths are linear in the US)
+    X = t.cues.index('X')
+    return float((p.runs['group']['V'][:, -1, X] - t.runs['group']['V'][:, -1, X]).mean())
 
 # %% ../nbs/04_cue_competition.ipynb #ff64805f
 def protection_from_extinction(n,                    # extinction trials
@@ -315,7 +288,7 @@ ROW_IDS = dict(zip(PHENOMENA, ('blocking', 'overshadowing', 'summation', 'retard
                               'relative-validity-equal-rates', 'relative-validity-unequal-rates', 'protection-from-extinction',
                               'contingency', 'pree')))   # claim ids: 'dissociation-' + this
 EXPECTED_PRESENT = {'hebbian': False, 'decay': False}   # contiguity families: no cue competition (paper C3)
-TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')   # the registry's pass/fail: the set fixed before measuring (gated-delta: gamma = GAMMA['gated-delta'])
+TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')   # the registry's pass/fail: the set fixed before measuring (gated-delta: gamma = PROTOCOL_GAMMA['gated-delta'])
 
 def dissociation_row(name:str, families=FAMILIES, subjects:int=2000, seed:int=0, device='cpu', threshold:float=0.05) -> dict:
     "Effect size, SE and presence of phenomenon `name` (a key of `PHENOMENA`) for each family."
@@ -327,7 +300,7 @@ def _dissociation_row(name, families, subjects, seed, device, threshold):
     "Cached per process (seeded, so deterministic): the table claim and the row claims share one simulation."
     design, f, kw, _ = PHENOMENA[name]; row = {}
     for fam in families:
-        x, y = f(run_design(design, rule=fam, subjects=subjects, seed=seed, device=device, **kw))
+        x, y = f(run_design(design, rule=fam, subjects=subjects, seed=seed, device=device, **{**protocol(fam), **kw}))
         x, y = x.double().cpu(), y.double().cpu()
         eff = float(x.mean() - y.mean())
         se = math.sqrt(float(x.var()) / len(x) + float(y.var()) / len(y)) if len(x) > 1 else 0.
@@ -497,10 +470,10 @@ def _row_claim(name):
     fn.__name__ = '_claim_row_' + re.sub(r'\W+', '_', name)
     return fn
 
-_TESTED_TEXT = f"hebbian, decay, delta, gated-delta (gamma = {GAMMA['gated-delta']})"
+_TESTED_TEXT = f"hebbian, decay, delta, gated-delta (gamma = {PROTOCOL_GAMMA['gated-delta']})"
 for _n, (_d, _f, _kw, _exp) in PHENOMENA.items():
     _id = 'dissociation-' + ROW_IDS[_n]
-    claim(_id, f'{_n}: ' + (f"present for error-correcting attention (delta, gated-delta with gamma = {GAMMA['gated-delta']}), absent for contiguity attention (hebbian, decay)" if _exp
+    claim(_id, f'{_n}: ' + (f"present for error-correcting attention (delta, gated-delta with gamma = {PROTOCOL_GAMMA['gated-delta']}), absent for contiguity attention (hebbian, decay)" if _exp
                             else 'absent for delta, gated-delta, hebbian and decay (derived)'),
           source=('paper C3; ' if _exp else '') + 'theory §3',
           expected=f'* = effect > 0.05 lambda with 95% CI above 0; tested (fixed before measuring): {_TESTED_TEXT}; softmax reported')(_row_claim(_n))
@@ -521,7 +494,7 @@ def ci_above_zero(cell:dict) -> bool:
 
 @claim('cue-competition-ci-above-zero',
        'FORMULATED AFTER THE FIRST RESULT (beside cue-competition-dissociation, not instead of it): every error-correcting family '
-       f"(delta, gated-delta with gamma = {GAMMA['gated-delta']}) shows each competition effect with its 95% CI above 0, and no contiguity family "
+       f"(delta, gated-delta with gamma = {PROTOCOL_GAMMA['gated-delta']}) shows each competition effect with its 95% CI above 0, and no contiguity family "
        '(hebbian, decay) shows a positive effect in any row',
        source='paper C3; theory §3; criterion ours, written after gated-delta missed the 0.05 lambda threshold in three rows',
        expected=f'tested cells ({_TESTED_TEXT}), same simulations as the table: expected present -> effect - 1.96 SE > 0; '

@@ -8,13 +8,13 @@ import hashlib, importlib, math, operator, re, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
-from .core import recur, summarize, RULES, DEFAULT_GAMMA, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
+from .core import recur, summarize, RULES, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
-__all__ = ['MAX_COUNT', 'DIALECTS', 'KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'CALMR_DEFAULTS', 'one_line',
-           'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design', 'cue_keys', 'design_rules',
-           'SizeError', 'memory_estimate', 'simulate', 'Result', 'compare', 'plot_compare', 'calmr_parameters',
-           'explore', 'rw_reference_error']
+__all__ = ['MAX_COUNT', 'DIALECTS', 'KEY_CODINGS', 'SAMPLINGS', 'RNGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'CALMR_DEFAULTS',
+           'one_line', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design', 'cue_keys',
+           'trial_orders', 'design_rules', 'expected_absent', 'vhw_keys', 'SizeError', 'memory_estimate', 'simulate',
+           'Result', 'compare', 'plot_compare', 'calmr_parameters', 'explore', 'rw_reference_error']
 
 # %% ../nbs/01_designs.ipynb #ee7b7000
 _BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
@@ -330,8 +330,19 @@ def _name_id(name:str) -> int:
     "A 64-bit number for a group's name: its random streams are keyed by the name, not by the group's place in the design."
     return int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), 'little')
 
-def _orders(group, seed, lo, hi, miniblocks=False, every=False) -> torch.Tensor:
-    "Step indices `[hi-lo, T]` into `group.trial_types` of subjects lo..hi-1: blocks, or each subject's own seeded permutation in a `!` phase; miniblocks in `!` phases (`miniblocks`) or in every phase with several trial types (`every`, calmr's default); a trial with periods expands into its consecutive steps."
+SAMPLINGS = ('shuffle', 'iid')   # how a `!` phase orders its trials: the written counts shuffled, or i.i.d. draws
+RNGS = ('counter', 'torch')       # random streams: counter-based per subject (the default), or one torch.Generator
+
+def _iid_draws(counts, keys, L:int) -> np.ndarray:
+    "`[len(keys), L]` trial-type positions drawn i.i.d. with probabilities counts/sum(counts): draw t of a subject is a 53-bit uniform hashed from its key and t (counter-based: no state, any block of subjects)."
+    kn = importlib.import_module('pavlovattn.kernels')
+    cum = np.cumsum(np.asarray(counts, dtype=np.float64))
+    z = kn.mix64(keys[:, None] + np.arange(1, L + 1, dtype=np.uint64)[None, :] * kn.GOLDEN)
+    u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53                  # uniform on [0, 1)
+    return np.searchsorted(cum, u * cum[-1], side='right')
+
+def _orders(group, seed, lo, hi, miniblocks=False, every=False, sampling='shuffle') -> torch.Tensor:
+    "Step indices `[hi-lo, T]` into `group.trial_types` of subjects lo..hi-1: blocks, or in a `!` phase each subject's own seeded permutation (`sampling='shuffle'`) or i.i.d. draws with probabilities proportional to the counts (`'iid'`); miniblocks in `!` phases (`miniblocks`) or in every phase with several trial types (`every`, calmr's default); a trial with periods expands into its consecutive steps."
     kn = importlib.import_module('pavlovattn.kernels')
     dt = np.int16 if len(group.trial_types) < 2**15 else np.int32           # small: the simulation reads it once per trial
     S, gid = hi - lo, _name_id(group.name)
@@ -343,7 +354,9 @@ def _orders(group, seed, lo, hi, miniblocks=False, every=False) -> torch.Tensor:
         items = lambda div=1: np.concatenate([np.full(tt.count // div, first[j], dtype=dt) for j, tt in enumerate(ph.trials)])
         seq = items(); L = len(seq)
         tgt = out[:, pos:pos + L] if P.max() == 1 else np.empty((S, L), dtype=dt)
-        if len(ph.trials) > 1 and (every or (ph.random and miniblocks)):  # calmr's miniblocks: m blocks, each holding count/m of every type
+        if ph.random and sampling == 'iid':                               # each trial drawn on its own: the counts hold on average
+            tgt[:] = first.astype(dt)[_iid_draws([tt.count for tt in ph.trials], kn.stream_keys(seed, (gid, pi, 0, 1), S, lo), L)]
+        elif len(ph.trials) > 1 and (every or (ph.random and miniblocks)):  # calmr's miniblocks: m blocks, each holding count/m of every type
             m = math.gcd(*[tt.count for tt in ph.trials]); block = items(m); Lb = len(block)
             for bi in range(m):
                 if ph.random: kn.shuffle_rows(block, kn.stream_keys(seed, (gid, pi, bi + 1), S, lo), out=tgt[:, bi * Lb:(bi + 1) * Lb])
@@ -358,30 +371,110 @@ def _orders(group, seed, lo, hi, miniblocks=False, every=False) -> torch.Tensor:
         base += len(ph.steps); pos += L
     return torch.from_numpy(out)
 
+def _torch_orders(design, seed:int, subjects:int, sampling='shuffle') -> dict:
+    "Orders drawn from one `torch.Generator(seed)`, group after group and phase after phase: a shuffle is the argsort of uniforms, i.i.d. draws are `torch.multinomial` on the counts. The draws of a group depend on the groups before it and on `subjects`."
+    gen, out = torch.Generator().manual_seed(seed), {}
+    for g in design.groups:
+        parts, base = [], 0
+        for ph in g.phases:
+            counts = torch.tensor([tt.count for tt in ph.trials]); seq = torch.repeat_interleave(torch.arange(len(ph.trials)), counts)
+            if not ph.random: idx = seq.expand(subjects, -1)
+            elif sampling == 'iid': idx = torch.multinomial(counts.double().expand(subjects, -1), int(counts.sum()), replacement=True, generator=gen)
+            else: idx = seq[torch.argsort(torch.rand(subjects, len(seq), generator=gen), dim=1)]
+            parts.append(idx + base); base += len(ph.trials)
+        out[g.name] = torch.cat(parts, 1).to(torch.int16 if base < 2**15 else torch.int32)
+    return out
+
+def _run_orders(d, g, p, lo, hi) -> torch.Tensor:
+    "The orders of subjects lo..hi-1 of group `g` of design `d` under a run's parameters `p` (seed, sampling, rng, miniblocks, dialect)."
+    if p.get('rng', 'counter') == 'torch': return _torch_orders(d, p['seed'], p['subjects'], p.get('sampling', 'shuffle'))[g.name][lo:hi]
+    return _orders(g, p['seed'], lo, hi, p['miniblocks'], p.get('dialect') == 'calmr' and p['miniblocks'], p.get('sampling', 'shuffle'))
+
+def _order_options(d, sampling, rng, miniblocks):
+    "Refuse an order option that is not one, or a combination without a meaning (i.i.d. draws have no miniblocks; the torch stream has no periods or miniblocks)."
+    if sampling not in SAMPLINGS: raise ValueError(f"unknown sampling {sampling!r}; valid: {', '.join(SAMPLINGS)}")
+    if rng not in RNGS: raise ValueError(f"unknown rng {rng!r}; valid: {', '.join(RNGS)}")
+    if sampling == 'iid' and miniblocks: raise ValueError("sampling='iid' draws every trial on its own: it has no miniblocks (pass miniblocks=False)")
+    if rng == 'torch' and (miniblocks or any(len(t.steps) > 1 for g in d.groups for t in g.trial_types)):
+        raise ValueError("rng='torch' draws whole trials in written phases: it takes no miniblocks and no calmr periods (use rng='counter')")
+
+def trial_orders(design,               # a design string or `Design`
+                 subjects:int=1,       # subjects per group
+                 seed:int=0,           # seeds the orders
+                 sampling:str='shuffle', # `!` phases: 'shuffle' (the written counts in a random order) or 'iid' (each trial drawn with probability count/total)
+                 rng:str='counter',    # 'counter': each subject's stream keyed by seed, group name and phase; 'torch': one torch.Generator through the groups
+                 miniblocks:bool|None=None, dialect:str='native',   # as in `simulate`
+                ) -> dict:             # {group: `[subjects, T]` indices into `group.trial_types`}
+    "Every subject's sequence of trial types, per group, exactly as `simulate` runs them with the same options."
+    d = parse_design(design, dialect)
+    miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
+    subjects, seed = _integer(subjects, 'subjects'), _integer(seed, 'seed', lo=None)
+    _order_options(d, sampling, rng, miniblocks)
+    p = dict(seed=seed, subjects=subjects, sampling=sampling, rng=rng, miniblocks=miniblocks, dialect=dialect)
+    return {g.name: _run_orders(d, g, p, 0, subjects) for g in d.groups}
+
 def _families() -> dict:
     "`pavlovattn.families.FAMILIES`: what each family takes (imported on first use)."
     return importlib.import_module('pavlovattn.families').FAMILIES
 
 def design_rules() -> tuple:
-    "The families a design runs under: every family whose per-step inputs this compiler builds from trial types."
-    return tuple(n for n, f in _families().items() if not (f.write_key or f.extra_row == 'trace'))
+    "The families a design runs under: every family; first those whose inputs come from trial-type tables, then those with a history (a key trace, write keys), whose inputs are built per subject and step."
+    F = _families()
+    return tuple(n for n, f in F.items() if not _history(f)) + tuple(n for n, f in F.items() if _history(f))
 
 def _check_rule(rule):
-    "Refuse a family that is not one, or whose inputs depend on the trial history (write keys, a key trace): one line saying which."
-    F = _families()
-    if rule not in F: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(design_rules())}")
-    if rule not in design_rules():
-        raise ValueError(f"designs cannot run the {rule} family yet: its {'write keys depend' if F[rule].write_key else 'key trace depends'} on the "
-                         f"trial history, not only on the trial type (run it with core.recur); design families: {', '.join(design_rules())}")
+    "Refuse a family that is not one: one line naming the valid ones."
+    if rule not in _families(): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(design_rules())}")
 
-def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto') -> dict:
-    "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`)."
+def _history(fam) -> bool:
+    "Whether a family's per-step inputs depend on the trial history (a key trace, write keys): it runs per step, not from trial-type tables."
+    return fam.extra_row == 'trace' or fam.write_key
+
+def expected_absent(x, # `[..., T, n_cues]` 0/1 cue indicators per trial
+                   ) -> torch.Tensor: # same shape: 1 where the cue is absent but was presented with a cue present now on an earlier trial
+    "Cues that are expected but absent (Van Hamme & Wasserman 1994): absent on the trial, presented together with a present cue on an earlier trial."
+    x = torch.as_tensor(x); xb = x > 0; T, C = x.shape[-2:]
+    co = torch.zeros(x.shape[:-2] + (C, C), dtype=torch.bool, device=x.device)   # co[i, j]: i and j presented together so far
+    out = torch.zeros_like(xb)
+    for t in range(T):
+        xt = xb[..., t, :]
+        out[..., t, :] = (xt[..., :, None] & co).any(-2) & ~xt
+        co |= xt[..., :, None] & xt[..., None, :]
+    return out.to(x.dtype if x.is_floating_point() else torch.float64)
+
+def vhw_keys(x,                    # `[..., T, n_cues]` 0/1 cue indicators per trial
+             cue_keys:torch.Tensor, # `[n_cues, dk]` one key per cue
+             omega:float=0.5,      # |negative rate| of an expected-but-absent cue, relative to a present one
+            ) -> tuple:            # (k_read, k_write), each `[..., T, dk]`
+    "Read and write keys of the Van Hamme–Wasserman rule: present cues in both, expected-but-absent cues at `-omega` in the write key."
+    x = torch.as_tensor(x).to(cue_keys)
+    return x @ cue_keys, (x - omega * expected_absent(x).to(cue_keys)) @ cue_keys
+
+def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto', hist=None) -> dict:
+    "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history (`hist`: trial types' cue indicators, scales, probe flags, omega) runs per step."
+    if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, *hist)
     (S, T), (C, dk) = o.shape, Kc.shape
     g = g_tt[:, None, None].expand(-1, 1, dk) if fam.gate == 'channel' else g_tt[:, None]   # a channel gate: one for every key feature
     kw = dict(rule=fam.name, beta=b_tt[:, None], gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
     sm = summarize(Ktt[:, None, :], lam_tt[:, None, None], **{**kw, 'engine': engine, 'check': False})
     out = dict(mean=sm.probe_mean[:, 0, :, 0].cpu(), sd=sm.probe_sd[:, 0, :, 0].cpu(), pred_sum=sm.pred_sum[:, :, 0, 0].cpu())
     if per_subject: out['V'] = recur(Ktt[:, None, :], lam_tt[:, None, None], reads=False, **kw).probes[:, :, 0, :, 0].cpu()
+    return out
+
+def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, X, scale, is_probe, omega) -> dict:
+    "`_block` for a family whose inputs depend on the trial history: every subject's steps gathered, one `recur` call (the reference loop). A key trace: a probe reads (its key is the query) and leaves the trace alone. Write keys: expected-but-absent cues at `-omega` (`vhw_keys`), scaled as the read key."
+    ix = o.to(Ktt.device).long(); S, T = ix.shape; N = Ktt.shape[0]
+    k = Ktt[ix][:, :, None]; pr = is_probe[ix]
+    extra = {}
+    if fam.extra_row == 'trace': extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
+    if fam.write_key: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None]
+    tr = recur(k, lam_tt[ix][:, :, None, None], rule=fam.name, beta=b_tt[ix][:, :, None], gamma=g_tt[ix][:, :, None] if 'gamma' in fam.params else None,
+               probes=Kc, algorithm='sequential', **extra)
+    pred = tr.pred[:, :, 0, 0] if fam.extra_row != 'trace' else torch.where(pr, tr.out[:, :, 0, 0], tr.pred[:, :, 0, 0])
+    V = tr.probes[:, :, 0, :, 0]
+    m, sd = batch_mean_sd(V)
+    out = dict(mean=m.cpu(), sd=sd.cpu(), pred_sum=pred.new_zeros(S, N).scatter_add_(1, ix, pred).cpu())
+    if per_subject: out['V'] = V.cpu()
     return out
 
 def _merge(a, b) -> tuple:
@@ -402,12 +495,13 @@ def _compiled(rule, dtype, device, engine) -> bool:
     "Whether `recur` will most likely run a big block on its compiled kernel (a block's working memory is then a few rows per subject)."
     core = importlib.import_module('pavlovattn.core')
     return (engine != 'torch' and importlib.import_module('pavlovattn.kernels').available() and torch.device(device).type == 'cpu'
-            and dtype == torch.float64 and rule in getattr(core, 'SCALAR_GATE_RULES', ()))
+            and dtype == torch.float64 and core._numba_runs(_families()[rule]))
 
-def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=False) -> int:
+def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=False, history:bool=False) -> int:
     "Working bytes per subject in a block of one group: its order, and the tensor loop's per-step tensors (the compiled kernel's few rows)."
     b, x = 2 * T + 8 * 4 * (N + dk) + 64, 6 if exemplar else 3  # x: temporaries (softmax reads its whole memory every step: measured ~2x)
     if not compiled: b += 8 * x * T * (2 * dk + C + N + 4)        # gathered keys, values, rates, gates, read-outs per step
+    if history: b += 8 * x * T * (3 * dk + 2 * C + 2) + C * C     # queries or write keys, cue indicators, every read-out
     if per_subject: b += 8 * x * T * (2 * dk + C + 4)             # the per-step pass that keeps every read-out
     return b
 
@@ -428,7 +522,7 @@ def memory_estimate(design,                # a design string or `Design`
                block=0, results=0, per_subject=0)
     for g in d.groups:
         T, N = g.n, len(g.trial_types)
-        per = _subject_bytes(T, C, N, dk, comp, per_subject, _families()[rule].exemplar)
+        per = _subject_bytes(T, C, N, dk, comp, per_subject, _families()[rule].exemplar, _history(_families()[rule]))
         est['block'] = max(est['block'], min(subjects, max(1, BLOCK_BYTES // max(per, 1))) * per)
         est['results'] += 8 * 2 * (T + 1) * C + 8 * 4 * T + 8 * 2 * N
         if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C + 2 * T + 8 * N)
@@ -481,10 +575,24 @@ def _check_device(device, dtype):
         raise ValueError(f'device {str(device)!r} cannot run a simulation here ({one_line(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)})') from None
 
 # %% ../nbs/01_designs.ipynb #d48b14bd
+def _given_orders(d, orders, subjects) -> dict:
+    "Trial orders given to `simulate`, checked: a known group, `[subjects, T]` integers, every value a trial type of the group."
+    if not isinstance(orders, dict): raise ValueError(f'orders must be a dict {{group: [subjects, T] trial-type indices}}; got {type(orders).__name__}')
+    groups, out = {g.name: g for g in d.groups}, {}
+    for name, o in orders.items():
+        if name not in groups: raise ValueError(f"orders given for unknown group {name!r}; the groups are {', '.join(groups)}")
+        g = groups[name]; o = torch.as_tensor(o)
+        if o.is_floating_point() or o.is_complex() or o.dtype == torch.bool or tuple(o.shape) != (subjects, g.n):
+            raise ValueError(f'orders of group {name} must be integers of shape [subjects, trials] = [{subjects}, {g.n}]; got {o.dtype} {tuple(o.shape)}')
+        if o.numel() and (int(o.min()) < 0 or int(o.max()) >= len(g.trial_types)):
+            raise ValueError(f'orders of group {name} must index its {len(g.trial_types)} trial types (0..{len(g.trial_types) - 1}); found {int(o.min())}..{int(o.max())}')
+        out[name] = o.to(torch.int16 if len(g.trial_types) < 2**15 else torch.int32).cpu()
+    return out
+
 def simulate(design,                  # a design string or a parsed `Design`
              rule:str='delta',        # one of `RULES`
              beta=0.1,                # write rate (0 on probes); or {'+': rate on + trials, '-': rate on - trials}
-             gamma:float|None=None,   # decay (1 on probes); default 0.9 for decay, else 1
+             gamma:float|None=None,   # decay (1 on probes); default: the family's (`FAMILIES[rule].gamma_or_default()`)
              lam:float=1.0,           # US magnitude on + trials
              keys:str='onehot',       # key coding: 'onehot' | 'random'
              dk:int|None=None,        # key dimension (default: the number of cues)
@@ -501,11 +609,15 @@ def simulate(design,                  # a design string or a parsed `Design`
              per_subject:bool=False,  # also keep every subject's order and strengths (`order`, `V`, `pred_sum`; memory: subjects x trials)
              engine:str='auto',       # `recur`'s engine: 'auto', 'torch' or 'numba'
              allow_unstable:bool=False, # run a delta write with beta*|k|^2 > 2 on some trial type (calmr runs them) with a RuntimeWarning instead of refusing it
+             sampling:str='shuffle',  # `!` phases: 'shuffle' (the written counts, each subject's own permutation) or 'iid' (every trial drawn on its own, with probability count/total)
+             rng:str='counter',       # 'counter' (each subject's stream keyed by seed, group name, phase) or 'torch' (one torch.Generator(seed) through groups and phases; see `trial_orders`)
+             omega:float|None=None,   # vhw only: |rate| of an expected-but-absent cue relative to a present one (default 0.5)
+             orders:dict|None=None,   # {group: `[subjects, T]` indices into `group.trial_types`}: run these trial orders instead of drawing them (e.g. from `trial_orders`, or every order of a small design)
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     d = parse_design(design, dialect)
-    miniblocks = dialect == 'calmr' if miniblocks is None else bool(miniblocks)
-    _check_rule(rule)
+    miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
+    _check_rule(rule); _order_options(d, sampling, rng, miniblocks)
     try: subjects = _integer(subjects, 'subjects')
     except ValueError: raise ValueError(f'subjects must be a positive integer; got {subjects!r}') from None
     seed, dk = _integer(seed, 'seed', lo=None), None if dk is None else _integer(dk, 'dk')
@@ -513,7 +625,12 @@ def simulate(design,                  # a design string or a parsed `Design`
     if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
         raise ValueError(f"the {rule} family has no gamma (it never forgets): leave gamma out; families with a gamma: "
                          f"{', '.join(r for r in design_rules() if 'gamma' in _families()[r].params)}")
-    gamma = float(DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma)
+    gamma = float(fam.gamma_or_default(gamma))
+    if omega is not None and not fam.write_key:
+        raise ValueError(f"the {rule} family has no omega (expected-but-absent cues write only with separate write keys): leave omega out; "
+                         f"families with write keys: {', '.join(r for r in design_rules() if _families()[r].write_key)}")
+    omega = (0.5 if omega is None else float(omega)) if fam.write_key else None
+    if omega is not None and not (math.isfinite(omega) and omega >= 0): raise ValueError(f'omega must be a finite number >= 0; got {omega!r}')
     if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
     rates, lam, dtype = _rates(beta), float(lam), _dtype(dtype)
     for name, x in (('lam', lam), ('beta', rates['+']), ('beta', rates['-']), ('tau', float(tau))):
@@ -524,18 +641,29 @@ def simulate(design,                  # a design string or a parsed `Design`
     if not cues: raise DesignError('the design has no cues: US-alone trials only')
     kd = cue_keys(cues, keys=keys, dk=dk, overlap=overlap, salience=salience, seed=seed, dtype=torch.float64)
     Kc64 = torch.stack([kd[c] for c in cues])
-    tt_keys = []
+    tt_keys, tt_scale = [], []
     for g in d.groups:
         Ks = torch.stack([sum((kd[c] for c in tt.cues), torch.zeros_like(Kc64[0])) for tt in g.trial_types])   # a US-alone step: key 0
-        if normalize: nrm = Ks.norm(dim=-1, keepdim=True); Ks = torch.where(nrm > 0, Ks / nrm, Ks)
-        tt_keys.append(Ks)
+        sc = torch.ones(len(Ks), dtype=torch.float64)
+        if normalize: nrm = Ks.norm(dim=-1); sc = torch.where(nrm > 0, 1 / nrm.clamp_min(1e-300), sc); Ks = Ks * sc[:, None]
+        tt_keys.append(Ks); tt_scale.append(sc)
     _check_rates(d, tt_keys, rule, rates, allow_unstable)
     Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
     comp = _compiled(rule, dtype, device, engine)
+    params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=dkk, overlap=float(overlap),
+                  salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
+                  subjects=subjects, seed=seed, miniblocks=miniblocks, dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
+    if dialect != 'native': params['dialect'] = dialect               # the native run's JSON is unchanged
+    if sampling != 'shuffle': params['sampling'] = sampling
+    if rng != 'counter': params['rng'] = rng
+    if omega is not None: params['omega'] = omega
+    drawn = _torch_orders(d, seed, subjects, sampling) if rng == 'torch' else {}     # one stream through all groups: drawn once
+    if orders is not None: drawn.update(_given_orders(d, orders, subjects)); params['orders'] = 'given'
+    hist = _history(fam)
     runs = {}
     small = str(device) == 'cpu' and subjects * len(cues) < 2**20
     with _threads(1 if small else torch.get_num_threads()):   # per-step ops this small run faster on one thread
-        for g, Ks in zip(d.groups, tt_keys):
+        for gi, (g, Ks) in enumerate(zip(d.groups, tt_keys)):
             tts, T = g.trial_types, g.n
             f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
             lam_tt = f([lam if t.outcome == '+' else 0. for t in tts]); b_tt = f([0. if t.probe else rates[t.outcome] for t in tts])
@@ -543,9 +671,11 @@ def simulate(design,                  # a design string or a parsed `Design`
             pcols = [i for i, t in enumerate(tts) if t.probe]
             counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
             stats, pstats, keep = None, None, []
-            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar)):   # bounded memory: block by block
-                o = _orders(g, seed, lo, hi, miniblocks, dialect == 'calmr' and miniblocks)
-                out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine)
+            H = None if not hist else (f([[float(c in t.cues) for c in cues] for t in tts]), tt_scale[gi].to(dtype=dtype, device=device),
+                                       torch.tensor([t.probe for t in tts], device=device), omega)
+            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar, hist)):   # bounded memory: block by block
+                o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(d, g, params, lo, hi)
+                out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine, H)
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
                 stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
@@ -556,14 +686,11 @@ def simulate(design,                  # a design string or a parsed `Design`
             runs[g.name] = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=subjects,
                                 probe_mean=pstats[1], probe_sd=pstats[2],
                                 phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=tts)
+            if orders is not None and g.name in drawn: runs[g.name]['given_order'] = drawn[g.name]
             if per_subject:
                 runs[g.name].update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
                                     V=torch.cat([Kc.new_zeros(subjects, 1, C).cpu(), torch.cat([x['V'] for x in keep])], 1))
                 keep.clear()
-    params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=dkk, overlap=float(overlap),
-                  salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
-                  subjects=subjects, seed=seed, miniblocks=miniblocks, dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
-    if dialect != 'native': params['dialect'] = dialect               # the native run's JSON is unchanged
     return Result(d, rule, params, cues, runs)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
@@ -598,7 +725,7 @@ class Result:
         tts, T = r['trial_types'], g.n
         is_probe, first, probe = torch.tensor([t.probe for t in tts]), None, torch.zeros(T, dtype=torch.bool)
         for lo, hi in _blocks(p['subjects'], 16 * T + 64):
-            o = _orders(g, p['seed'], lo, hi, p['miniblocks'], p.get('dialect') == 'calmr' and p['miniblocks'])
+            o = r['given_order'][lo:hi] if 'given_order' in r else _run_orders(self.design, g, p, lo, hi)
             if first is None: first, mn, mx, probe = o[0].clone(), o.amin(0), o.amax(0), is_probe[o[0].long()]
             else: mn, mx = torch.minimum(mn, o.amin(0)), torch.maximum(mx, o.amax(0))
             for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14].long()].all(0)   # in slices
@@ -622,8 +749,8 @@ class Result:
     def orders(self, group:str) -> torch.Tensor:
         "Every subject's trial order in `group`, `[subjects, T]` indices into its trial types (drawn again from the seed: memory subjects x trials)."
         g = {g.name: g for g in self.design.groups}[group]
-        return _orders(g, self.params['seed'], 0, self.params['subjects'], self.params['miniblocks'],
-                       self.params.get('dialect') == 'calmr' and self.params['miniblocks'])
+        r = self.runs[group]
+        return r['given_order'] if 'given_order' in r else _run_orders(self.design, g, self.params, 0, self.params['subjects'])
 
     @property
     def strengths(self) -> dict:

@@ -2,15 +2,21 @@
 import math
 import pytest
 import torch
-from pavlovattn.competition import (read_design, run_design, rw_phase, overshadowing, conditioned_inhibition, overexpectation,
+from pavlovattn.competition import (run_design, protocol, rw_phase, overshadowing, conditioned_inhibition, overexpectation,
                                     superconditioning, protection_from_extinction, mean_recursion, mean_asymptote, delta_p,
                                     contingency_types, partial_reinforcement, partial_reinforcement_moments,
                                     relative_validity_gap, relative_validity_permuted_gap, dissociation_row, FAMILIES)
 
-def test_read_design_refuses_bad_trial_types():
-    with pytest.raises(ValueError, match='bad trial type "10AB" at position 1'): read_design('10AB')
-    with pytest.raises(ValueError, match='position'): read_design('10A+ | #B+')
-    with pytest.raises(ValueError, match='single-letter cues only'): read_design('10A(ctx)+')
+def test_run_design_refuses_bad_trial_types():
+    "The page's runner reads designs with the one parser: its errors name the position."
+    with pytest.raises(ValueError, match='bad trial type "10AB" at position 1'): run_design('10AB')
+    with pytest.raises(ValueError, match='position'): run_design('10A+ | #B+')
+    with pytest.raises(ValueError, match="unknown sampling 'without'"): run_design('!2A+/2B-', sampling='without')
+
+def test_run_design_labels_and_long_cue_names():
+    r = run_design('20A(ctx)+ | #A/#(ctx) | 5A- | #A', subjects=3)['group']
+    assert list(r) == ['A@2', '(ctx)', 'A@4'] and all(x.shape == (3,) for x in r.values())
+    assert abs(float(r['A@2'][0]) - 0.5 * (1 - 0.8**20)) < 1e-12
 
 @pytest.mark.parametrize('beta', [0.05, 0.3, 0.6])
 def test_closed_forms_match_deltanet(beta):
@@ -39,7 +45,8 @@ def test_mean_recursion_limits():
     assert torch.allclose(V, torch.tensor(delta_p(0.7, 0.3), dtype=torch.float64), atol=1e-12)
     m1, _ = partial_reinforcement_moments(200, 0.3, beta_plus=0.2, beta_minus=0.05)
     assert torch.allclose(m1, partial_reinforcement(torch.arange(201), 0.3, beta_plus=0.2, beta_minus=0.05), atol=1e-12)
-    with pytest.raises(ValueError, match='linear family'): mean_recursion(['A+'], [1], 5, rule='softmax')
+    for rule in ('softmax', 'trace', 'vhw', 'normalized'):
+        with pytest.raises(ValueError, match='affine map'): mean_recursion(['A+'], [1], 5, rule=rule)
 
 def test_relative_validity_pitfall():
     assert relative_validity_gap(150, salience={'X': 0.3}).abs().max() < 1e-12
@@ -60,9 +67,9 @@ def test_dissociation_blocking_row():
 
 def test_tested_set_is_the_one_fixed_before_measuring():
     "delta and gated-delta (and the contiguity families) are tested; the second criterion is a separate claim, not a replacement."
-    from pavlovattn.competition import TESTED, GAMMA, ci_above_zero
+    from pavlovattn.competition import TESTED, PROTOCOL_GAMMA, ci_above_zero
     from pavlovattn.registry import load_claims
-    assert set(TESTED) == {'hebbian', 'decay', 'delta', 'gated-delta'} and GAMMA['gated-delta'] == 0.95
+    assert set(TESTED) == {'hebbian', 'decay', 'delta', 'gated-delta'} and PROTOCOL_GAMMA == {'gated-delta': 0.95} and protocol('decay') == {}
     c = load_claims()
     assert 'cue-competition-dissociation' in c and 'cue-competition-ci-above-zero' in c
     assert 'FORMULATED AFTER THE FIRST RESULT' in c['cue-competition-ci-above-zero'].claim

@@ -1,0 +1,235 @@
+"""One compiler: every design in the package runs through `designs.simulate`. Independent oracles (the hand-built tensor
+harnesses the pages used before, kept here) must equal it to 1e-12 in float64; i.i.d. sampling, trajectories, the torch
+stream, given orders, and the families with a history (trace, vhw) are checked against direct loops."""
+import math, pathlib, re
+import pytest
+import torch
+from pavlovattn.core import recur
+from pavlovattn.families import FAMILIES
+from pavlovattn.designs import parse_design, simulate, trial_orders, expected_absent, vhw_keys
+from pavlovattn import competition
+
+# --- oracle 1: the cue-competition page's former runner (its own reader, sequences and recur call) -------------------------
+
+def _oracle_sequences(d, cues, subjects, sampling, gen):
+    "Per group: cue indicators [B,T,n], reinforced [B,T], probe [B,T], probe labels; orders from one torch.Generator."
+    out = {}
+    for g in d.groups:
+        ind, rein, probe, labels = [], [], [], []
+        for i, ph in enumerate(g.phases):
+            items = [(t.count, t.cues, None if t.probe else t.outcome == '+') for t in ph.trials]
+            X = torch.tensor([[float(c in it[1]) for c in cues] for it in items], dtype=torch.float64)
+            r = torch.tensor([float(bool(it[2])) for it in items], dtype=torch.float64)
+            p = torch.tensor([float(it[2] is None) for it in items], dtype=torch.float64)
+            counts = torch.tensor([it[0] for it in items])
+            base = torch.repeat_interleave(torch.arange(len(items)), counts)
+            if not ph.random: idx = base.expand(subjects, -1)
+            elif sampling == 'iid': idx = torch.multinomial(counts.double().expand(subjects, -1), int(counts.sum()), replacement=True, generator=gen)
+            else: idx = base[torch.argsort(torch.rand(subjects, len(base), generator=gen), dim=1)]
+            ind.append(X[idx]); rein.append(r[idx]); probe.append(p[idx])
+            labels += [f"{''.join(it[1])}@{i + 1}" for it in items for _ in range(it[0]) if it[2] is None]
+        out[g.name] = (torch.cat(ind, 1), torch.cat(rein, 1), torch.cat(probe, 1), labels)
+    return out
+
+def oracle_run(design, rule='delta', beta=0.1, beta_minus=None, gamma=None, lam=1.0, salience=None, subjects=1,
+               sampling='shuffle', seed=0):
+    "Probe read-outs per subject and every cue's strength after every step, built by hand and run by one `recur` call per group."
+    d = parse_design(design); cues = sorted(d.cues)
+    sal = torch.tensor([(salience or {}).get(c, 1.0) for c in cues], dtype=torch.float64)
+    gamma = FAMILIES[rule].gamma_or_default(gamma); bm = beta if beta_minus is None else beta_minus
+    out = {}
+    for name, (ind, rein, probe, labels) in _oracle_sequences(d, cues, subjects, sampling, torch.Generator().manual_seed(seed)).items():
+        k = (ind * sal.sqrt())[:, :, None, :]; v = (lam * rein)[:, :, None, None]; one = torch.ones_like(rein)
+        b = torch.where(probe > 0, 0 * one, torch.where(rein > 0, beta * one, bm * one))[:, :, None]
+        g = torch.where(probe > 0, one, gamma * one)[:, :, None]
+        if FAMILIES[rule].gate == 'channel': g = g[..., None]              # one gate for every key feature
+        gk = dict(gamma=g) if 'gamma' in FAMILIES[rule].params else {}
+        H = len(cues); q = torch.diag(sal.sqrt())[None, None].expand(k.shape[0], k.shape[1], H, H)
+        traj = recur(k.expand(-1, -1, H, -1), v.expand(-1, -1, H, -1), q, rule=rule, beta=b, **gk).out[..., 0]
+        reads = recur(k, v, rule=rule, beta=b, **gk).out[:, :, 0, 0][probe.bool()].view(k.shape[0], -1)
+        names = [l.split('@')[0] for l in labels]
+        res = {(l.split('@')[0] if names.count(l.split('@')[0]) == 1 else l): reads[:, j] for j, l in enumerate(labels)}
+        res['_trajectory'], res['_cues'] = traj, cues
+        out[name] = res
+    return out
+
+def _max_diff(mine, ref):
+    worst = 0.
+    for g, res in ref.items():
+        for lab, x in res.items():
+            if lab == '_cues': continue
+            if lab == '_trajectory':
+                y = mine[g]['_trajectory'][..., [mine[g]['_cues'].index(c) for c in res['_cues']]]
+                worst = max(worst, float((y - x).abs().max()))
+            else: worst = max(worst, float((mine[g][lab] - x).abs().max()))
+    return worst
+
+@pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla', 'channel-gate'])
+def test_competition_runner_equals_hand_built_oracle(rule):
+    "Every dissociation design (randomised phases drawn from the torch stream, both samplings, unequal rates) equals the oracle."
+    for name, (design, _, kw, _) in competition.PHENOMENA.items():
+        for sampling in ('shuffle', 'iid'):
+            opts = dict(rule=rule, subjects=40, seed=5, sampling=sampling, **kw, **competition.protocol(rule))
+            mine = competition.run_design(design, trajectory=True, **opts)
+            assert _max_diff(mine, oracle_run(design, **opts)) < 1e-12, (rule, name, sampling)
+
+def test_competition_runner_oracle_with_saliences_and_lam():
+    opts = dict(beta=0.3, beta_minus=0.05, lam=1.7, salience={'A': 0.4, 'X': 1.3}, subjects=30, seed=2)
+    d = 'a: !10A+/10AX-/5X+ | #A/#X/#AX ; b: 10AX+ | !4A-/4X- | #X'
+    for rule in ('delta', 'gated-delta', 'decay'):
+        assert _max_diff(competition.run_design(d, rule=rule, trajectory=True, **opts), oracle_run(d, rule=rule, **opts)) < 1e-12
+
+# --- i.i.d. sampling, streams, given orders ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize('rng', ['counter', 'torch'])
+def test_iid_sampling_frequencies(rng):
+    "i.i.d. draws: each trial type with probability count/total at every position, independently; counts vary between subjects."
+    S = 20_000
+    o = trial_orders('10A+ | !30A+/10B-/20C- | 5B-', subjects=S, seed=3, sampling='iid', rng=rng)['group'].long()
+    assert o.shape == (S, 75) and (o[:, :10] == 0).all() and (o[:, 70:] == 4).all()
+    ph = o[:, 10:70]
+    for j, p in ((1, 0.5), (2, 1 / 6), (3, 1 / 3)):
+        f = (ph == j).double().mean(0)                                  # per position
+        assert (f - p).abs().max() < 4.5 * math.sqrt(p * (1 - p) / S)
+    n1 = (ph == 1).sum(1).double()                                      # per subject: binomial(60, 1/2)
+    assert abs(float(n1.mean()) - 30) < 4 * math.sqrt(15 / S) and abs(float(n1.var()) - 15) < 1.0
+    same = (ph[:, :-1] == 1) & (ph[:, 1:] == 1)                          # independence of neighbours
+    assert abs(float(same.double().mean()) - 0.25) < 0.01
+
+def test_shuffle_keeps_counts_and_torch_stream_is_the_oracles():
+    o = trial_orders('g1: !6A+/3B- ; g2: !2C+/2D-', subjects=500, seed=9)
+    assert ((o['g1'].long() == 0).sum(1) == 6).all() and ((o['g2'].long() == 0).sum(1) == 2).all()
+    t = trial_orders('g1: !6A+/3B- ; g2: !2C+/2D-', subjects=500, seed=9, rng='torch')
+    gen = torch.Generator().manual_seed(9)
+    a = torch.repeat_interleave(torch.arange(2), torch.tensor([6, 3]))[torch.argsort(torch.rand(500, 9, generator=gen), dim=1)]
+    b = torch.repeat_interleave(torch.arange(2), torch.tensor([2, 2]))[torch.argsort(torch.rand(500, 4, generator=gen), dim=1)]
+    assert torch.equal(t['g1'].long(), a) and torch.equal(t['g2'].long(), b)
+    with pytest.raises(ValueError, match='no miniblocks'): trial_orders('!2A+/2B-', sampling='iid', miniblocks=True)
+    with pytest.raises(ValueError, match="unknown sampling"): simulate('!2A+/2B-', sampling='perm')
+
+def test_orders_are_what_simulate_runs():
+    d = 'a: !5A+/5AB- | #B ; b: !3B+/6(ctx)-'
+    for kw in (dict(), dict(sampling='iid'), dict(rng='torch'), dict(sampling='iid', rng='torch')):
+        r = simulate(d, subjects=7, seed=4, per_subject=True, **kw)
+        o = trial_orders(d, subjects=7, seed=4, **kw)
+        for g in ('a', 'b'): assert torch.equal(r.runs[g]['order'].long(), o[g].long()) and torch.equal(r.orders(g).long(), o[g].long())
+
+def test_given_orders_run_as_given():
+    d = '!3A+/2AB- | #B'
+    o = torch.tensor([[0, 1, 0, 1, 0, 2], [1, 1, 0, 0, 0, 2]])
+    r = simulate(d, subjects=2, orders={'group': o}, per_subject=True, beta=0.3)
+    assert torch.equal(r.orders('group').long(), o) and r.params['orders'] == 'given'
+    for s in range(2):                                                   # against a hand loop
+        V = torch.zeros(2, dtype=torch.float64)
+        for t in o[s].tolist():
+            x = torch.tensor([1., float(t != 0)], dtype=torch.float64) if t < 2 else None
+            if x is None: break
+            V = V + 0.3 * ((1.0 if t == 0 else 0.0) - float(x @ V)) * x
+        assert float((r.runs['group']['V'][s, 5] - V).abs().max()) < 1e-12
+    with pytest.raises(ValueError, match=r'shape \[subjects, trials\] = \[2, 6\]'): simulate(d, subjects=2, orders={'group': o[:, :5]})
+    with pytest.raises(ValueError, match='index its 3 trial types'): simulate(d, subjects=2, orders={'group': o + 1})
+    with pytest.raises(ValueError, match='unknown group'): simulate(d, subjects=2, orders={'x': o})
+
+def test_trajectories_equal_probe_reads():
+    "`V` (every cue's strength after every step) read before a single-cue probe equals that probe's read-out, per subject."
+    d = 'a: !10A+/10B-/5AB+ | #A | !6B+/6A- | #B/#A'
+    for rule in ('delta', 'gated-delta', 'hebbian', 'decay', 'trace', 'vhw'):
+        r = simulate(d, rule=rule, subjects=25, seed=1, per_subject=True, sampling='iid')
+        run = r.runs['a']; o = run['order'].long(); tts = run['trial_types']
+        for s in range(25):
+            for t in range(o.shape[1]):
+                tt = tts[int(o[s, t])]
+                if tt.probe:
+                    assert abs(float(run['V'][s, t, r.cues.index(tt.cues[0])]) - float(run['pred_sum'][s, int(o[s, t])])) < 1e-12
+
+# --- no second path ------------------------------------------------------------------------------------------------------
+
+MINE = ('designs', 'acquisition', 'blocking', 'competition', 'recovery', 'beyond')
+
+# Theorem harnesses that run `recur` on inputs no design expresses: arbitrary key vectors per experiment (any overlap,
+# any norm), ragged phase lengths, per-step retention gates and values. They are not designs, so they stay on their pages.
+NOT_DESIGNS = {('blocking', 'simulate_blocking'), ('recovery', 'run_recovery'), ('recovery', 'channel_gate_counterexample')}
+
+def test_no_module_runs_a_design_with_recur_but_designs():
+    "The phenomenon modules call `recur` only in the theorem harnesses above, and never draw their own trial orders: designs is the one compiler."
+    root = pathlib.Path(__file__).resolve().parents[1] / 'pavlovattn'
+    for m in MINE[1:]:
+        src, fn = (root / f'{m}.py').read_text(), None
+        for line in src.splitlines():
+            if (d := re.match(r'\s*def (\w+)\(', line)) and not line.startswith(' '): fn = d.group(1)
+            if re.search(r'\brecur\s*\(', line): assert (m, fn) in NOT_DESIGNS, f'{m}.{fn} calls recur'
+        assert not re.search(r'torch\.(multinomial|randperm)|argsort\(torch\.rand', src), f'{m}.py draws its own orders'
+    assert 'def _sequences' not in (root / 'competition.py').read_text() and 'vhw_simulate' not in (root / 'beyond.py').read_text()
+
+def test_no_module_of_these_pages_reads_old_family_aliases():
+    root = pathlib.Path(__file__).resolve().parents[1] / 'pavlovattn'
+    for m in MINE:
+        src = (root / f'{m}.py').read_text()
+        for alias in ('DELTA_RULES', 'DEFAULT_GAMMA', 'SCALAR_GATE_RULES'): assert alias not in src, f'{m}.py uses {alias}'
+
+# --- families with a history: a key trace (trace), write keys (vhw) ----------------------------------------------------
+
+def _loop(rule, design, res, group, s, beta, lam, gamma=None, omega=0.5, salience=None, normalize=False):
+    "Subject s of `group` by a plain per-trial loop written here: every cue's strength after every step, and every step's read-out."
+    cues = list(res.cues); C = len(cues); tts = res.runs[group]['trial_types']
+    a = torch.tensor([(salience or {}).get(c, 1.0) for c in cues], dtype=torch.float64).sqrt()
+    S = torch.zeros(C, dtype=torch.float64); e = torch.zeros(C, dtype=torch.float64)
+    seen = set(); V, reads = [S.clone()], []
+    for i in res.runs[group]['order'][s].tolist():
+        tt = tts[i]; x = torch.tensor([float(c in tt.cues) for c in cues], dtype=torch.float64)
+        k = x * a; n = float(k.norm())
+        if normalize and n > 0: k = k / n
+        reads.append(float(S @ k))
+        if not tt.probe:
+            v = lam if tt.outcome == '+' else 0.0
+            if rule == 'trace':
+                e = gamma * e + k; S = S + beta * v * e
+            else:
+                absent = torch.tensor([float(c not in tt.cues and any((c, p) in seen for p in tt.cues)) for c in cues], dtype=torch.float64)
+                w = k - omega * (absent * a) * ((1 / n) if normalize and n > 0 else 1.0)
+                S = S + beta * (v - float(S @ k)) * w
+        seen |= {(p, q) for p in tt.cues for q in tt.cues if p != q}      # presented together (probes too)
+        V.append(S * a)
+    return torch.stack(V), reads
+
+@pytest.mark.parametrize('rule', ['trace', 'vhw'])
+def test_history_families_equal_a_direct_loop(rule):
+    "simulate(rule='trace'/'vhw') on randomised multi-group designs equals a per-subject loop to 1e-12: strengths after every step and read-outs."
+    cases = [('bb: !6AB+/3C- | 10A+ | #B/#A ; ctrl: !6AB+/3C- | 10C+ | #B', dict(beta=0.2)),
+             ('!5AB/5A(US)/4(US) | #B | !4B(US)/4AB | #A/#AB', dict(beta=0.3, salience={'A': 0.6, 'B': 1.4}, lam=1.5, dialect='calmr')),   # US-alone trials, calmr's miniblocks
+             ('a: !8A+/8AB-/4(ctx)+ | #B/#(ctx)', dict(beta=0.25, normalize=True))]
+    for design, kw in cases:
+        if rule == 'trace': kw = {**kw, 'gamma': 0.7}
+        else: kw = {**kw, 'omega': 0.35}
+        if rule == 'trace' and '(US)' not in design and 'normalize' in kw: kw['gamma'] = 0.0
+        r = simulate(design, rule=rule, subjects=6, seed=3, per_subject=True, **kw)
+        for g in r.runs:
+            run = r.runs[g]; tts = run['trial_types']
+            for s in range(6):
+                V, reads = _loop(rule, design, r, g, s, kw['beta'], kw.get('lam', 1.0), kw.get('gamma'), kw.get('omega', 0.5),
+                                 kw.get('salience'), kw.get('normalize', False))
+                assert float((run['V'][s] - V).abs().max()) < 1e-12, (rule, design, g, s)
+                o = run['order'][s].long()
+                for i in range(len(tts)):                                   # per trial type: the sum of its read-outs
+                    tot = sum(x for x, j in zip(reads, o.tolist()) if j == i)
+                    assert abs(float(run['pred_sum'][s, i]) - tot) < 1e-12
+        m = torch.stack([run['V'] for run in r.runs.values()][:1])[0].mean(0)
+        assert float((r.runs[next(iter(r.runs))]['mean'] - m).abs().max()) < 1e-12
+
+def test_history_family_refusals_and_defaults():
+    with pytest.raises(ValueError, match='has no omega'): simulate('10A+', rule='delta', omega=0.3)
+    with pytest.raises(ValueError, match='omega must be a finite number'): simulate('10A+', rule='vhw', omega=-1)
+    r = simulate('10AB+ | 10A+ | #B', rule='vhw', beta=0.2)
+    assert r.params['omega'] == 0.5 and r.params['gamma'] == 1.0
+    p = 1 - 0.6**10; f = 1 - 0.8**10
+    assert abs(r.probes['group'][0]['mean'] - (p / 2 - 0.5 * (1 - p / 2) * f)) < 1e-12   # the beyond page's closed form
+    t = simulate('10A+', rule='trace', beta=0.1)
+    assert t.params['gamma'] == FAMILIES['trace'].default_gamma
+    n = torch.arange(11, dtype=torch.float64)
+    assert float((t.runs['group']['mean'][:, 0] - FAMILIES['trace'].acquisition(n, 1.0, 1.0, 0.1, 0.9, 0.0)).abs().max()) < 1e-12
+
+def test_expected_absent_and_vhw_keys():
+    x = torch.tensor([[1, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 0]])        # AB, A, C, B
+    assert torch.equal(expected_absent(x), torch.tensor([[0., 0, 0], [0, 1, 0], [0, 0, 0], [1, 0, 0]], dtype=torch.float64))
+    kr, kw = vhw_keys(x, torch.eye(3, dtype=torch.float64), omega=0.25)
+    assert torch.equal(kw[1], torch.tensor([1., -0.25, 0.], dtype=torch.float64)) and torch.equal(kr, x.double())
