@@ -9,11 +9,11 @@ from typing import NamedTuple
 import torch
 import pandas as pd
 from .core import RULES, FAMILIES, family, Trace, recur, per_step, UnstableRateError, NonFiniteError
-from .designs import parse_design, simulate
+from .designs import parse_design, simulate, expected_absent, vhw_keys
 
 # %% auto #0
 __all__ = ['PARAMS', 'SINK', 'TOL', 'PHENOMENA', 'direction', 'design_blocks', 'blocked_closed_form', 'probe_means', 'Phenomenon',
-           'effects', 'expected_absent', 'vhw_keys', 'vhw_simulate', 'vhw_closed_form', 'verdict_table']
+           'effects', 'vhw_closed_form', 'verdict_table']
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #082068fc
 from .registry import claim, Verdict
@@ -156,47 +156,6 @@ def effects(name:str,                 # a key of `PHENOMENA`
     df['matches_data'] = df.simulated == df.data
     return df
 
-# %% ../nbs/06_beyond_rescorla_wagner.ipynb #e031a85d
-def expected_absent(x:torch.Tensor, # `[..., T, n_cues]` 0/1 cue indicators per trial
-                   ) -> torch.Tensor: # same shape: 1 where the cue is absent but co-occurred earlier with a present cue
-    "Cues that are expected but absent: absent on the trial, seen together with a present cue on an earlier trial."
-    xf = torch.as_tensor(x).to(torch.float64)
-    outer = xf[..., :, None] * xf[..., None, :]                             # [..., T, n, n]
-    co = (outer.cumsum(-3) - outer) * (1 - torch.eye(xf.shape[-1], dtype=xf.dtype, device=xf.device))
-    reach = torch.einsum('...ti,...tij->...tj', xf, co) > 0
-    return (reach & (xf == 0)).to(xf)
-
-# %% ../nbs/06_beyond_rescorla_wagner.ipynb #974f6a88
-def vhw_keys(x,                   # `[..., T, n_cues]` 0/1 cue indicators per trial
-             cue_keys:torch.Tensor, # `[n_cues, dk]` one key per cue
-             omega:float=0.5,     # |negative rate| of an expected-but-absent cue, relative to a present one
-            ) -> tuple:           # (k_read, k_write), each `[..., T, dk]`
-    "Read and write keys of the Van Hamme–Wasserman rule: present cues in both, expected-but-absent cues at `-omega` in the write key."
-    x = torch.as_tensor(x).to(cue_keys)
-    return x @ cue_keys, (x - omega * expected_absent(x).to(cue_keys)) @ cue_keys
-
-# %% ../nbs/06_beyond_rescorla_wagner.ipynb #54567782
-def vhw_simulate(design,              # blocked design string
-                 beta:float=0.2,      # write rate
-                 omega:float=0.5,     # relative negative rate of expected-but-absent cues
-                 lam:float=1.0,       # US magnitude
-                 dtype=torch.float64, device='cpu',
-                ) -> dict:            # {group: [probe read-out, ...]}
-    "Probe read-outs of a blocked design under the Van Hamme–Wasserman read/write delta rule (one-hot keys)."
-    groups = design_blocks(design)
-    cues = sorted({c for bl in groups.values() for _, cs, _ in bl for c in cs})
-    keys = torch.eye(len(cues), dtype=dtype, device=device)
-    out = {}
-    for name, blocks in groups.items():
-        trials = [(cs, l) for n, cs, l in blocks for _ in range(n)]
-        x = torch.tensor([[float(c in cs) for c in cues] for cs, _ in trials], dtype=dtype, device=device)
-        kr, kw = vhw_keys(x, keys, omega)
-        v = torch.tensor([0.0 if l is None else l * lam for _, l in trials], dtype=dtype, device=device)
-        b = torch.tensor([0.0 if l is None else beta for _, l in trials], dtype=dtype, device=device)
-        tr = recur(kr[None, :, None], v[None, :, None, None], rule='vhw', kw=kw[None, :, None], beta=b[None, :, None], algorithm='sequential')
-        out[name] = [float(tr.pred[0, t, 0, 0]) for t, (_, l) in enumerate(trials) if l is None]
-    return out
-
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #16f134a7
 def vhw_closed_form(kind:str,         # 'backward-blocking', 'recovery-from-overshadowing' or 'sensory-preconditioning'
                     n1:int=10, n2:int=10, beta:float=0.2, omega:float=0.5, lam:float=1.0,
@@ -215,7 +174,7 @@ def verdict_table(device='cpu') -> pd.DataFrame:
     vrows = []
     for n, pred in (('backward-blocking', '<'), ('recovery-from-overshadowing', '>'), ('sensory-preconditioning', '<')):
         ph = PHENOMENA[n]; tg, cg, label = ph.contrasts[0]
-        r = vhw_simulate(ph.design, beta=PARAMS['beta'], lam=PARAMS['lam'], device=device); cf = vhw_closed_form(n)
+        r = probe_means(ph.design, 'vhw', beta=PARAMS['beta'], lam=PARAMS['lam'], device=device); cf = vhw_closed_form(n)
         e = r[tg][-1] - r[cg][-1]
         vrows.append(dict(phenomenon=n, contrast=label, rule='vhw', treated=r[tg][-1], control=r[cg][-1], effect=e,
                           closed_form=cf[0] - cf[1], abs_err=max(abs(r[tg][-1] - cf[0]), abs(r[cg][-1] - cf[1])),
@@ -278,7 +237,7 @@ def _claim_vhw(full=False, device='cpu'):
     res, err = {}, 0.0
     for n, pred in (('backward-blocking', '<'), ('recovery-from-overshadowing', '>'), ('sensory-preconditioning', '<')):
         tg, cg, _ = PHENOMENA[n].contrasts[0]
-        r = vhw_simulate(PHENOMENA[n].design, device=device); cf = vhw_closed_form(n)
+        r = probe_means(PHENOMENA[n].design, 'vhw', device=device); cf = vhw_closed_form(n)
         err = max(err, abs(r[tg][-1] - cf[0]), abs(r[cg][-1] - cf[1]))
         res[n] = (r[tg][-1] - r[cg][-1], pred)
     ok = err < 1e-12 and all(direction(e) == p for e, p in res.values())
