@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 import torch
-from .core import RULES, DEFAULT_GAMMA, FAMILIES, recur, acquisition_curve
+from .core import RULES, FAMILIES, acquisition_curve
 from .designs import simulate
 
 # %% auto #0
@@ -18,8 +18,8 @@ from .registry import claim, Verdict
 # %% ../nbs/02_acquisition_extinction.ipynb #d82b3721
 def extinction_curve(rule:str,        # one of `RULES`
                      n,               # number(s) of non-reinforced trials: int, array or tensor
-                     x_acq=None,      # read-out at the end of acquisition (default: `acquisition_curve` after `n_acq` trials; not for `softmax`)
-                     n_acq=None,      # number of reinforced trials before (needed for `softmax`, or when `x_acq` is not given)
+                     x_acq=None,      # read-out at the end of acquisition (default: `acquisition_curve` after `n_acq` trials; not for softmax's exemplar memory)
+                     n_acq=None,      # number of reinforced trials before (needed for softmax, or when `x_acq` is not given)
                      lam=1.0,         # US magnitude during acquisition
                      k2=1.0,          # squared key norm |k|^2 of the cue (salience)
                      beta=1.0,        # write rate (softmax: write weight of every stored trial)
@@ -29,18 +29,18 @@ def extinction_curve(rule:str,        # one of `RULES`
                     ):
     "Closed-form read-out `u^T S k` after `n` non-reinforced trials that follow acquisition (theory §3.2; derived here)."
     if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
-    gamma = DEFAULT_GAMMA.get(rule, 1.0) if gamma is None else gamma
+    fam = FAMILIES[rule]; gamma = fam.gamma_or_default(gamma)
     n = torch.as_tensor(n, dtype=torch.float64)
-    if rule == 'softmax':
+    if fam.exemplar:                                                # an exemplar memory forgets nothing: extinction dilutes
         if n_acq is None or x_acq is not None:
             raise ValueError("softmax extinction is dilution: it depends on n_acq, the number of stored reinforced trials, not on x_acq")
         A = n_acq * beta * math.exp(k2 / tau)                      # total weight of the reinforced trials
         return lam * A / (A + n * beta * (1.0 if other else math.exp(k2 / tau)) + 1)
     if x_acq is None:
         if n_acq is None: raise ValueError("give x_acq (the end-of-acquisition read-out) or n_acq")
-        x_acq = acquisition_curve(rule, n_acq, lam=lam, k2=k2, beta=beta, **FAMILIES[rule].kwargs(gamma=gamma))
-    if other: return (gamma if 'gamma' in FAMILIES[rule].params else 1.0)**n * x_acq
-    return acquisition_curve(rule, n, lam=0.0, k2=k2, beta=beta, x0=x_acq, **FAMILIES[rule].kwargs(gamma=gamma))
+        x_acq = acquisition_curve(rule, n_acq, lam=lam, k2=k2, beta=beta, **fam.kwargs(gamma=gamma))
+    if other: return (gamma if 'gamma' in fam.params else 1.0)**n * x_acq
+    return acquisition_curve(rule, n, lam=0.0, k2=k2, beta=beta, x0=x_acq, **fam.kwargs(gamma=gamma))
 
 # %% ../nbs/02_acquisition_extinction.ipynb #c9616f7c
 def acq_ext_curve(rule:str,          # one of `RULES`
@@ -55,7 +55,7 @@ def acq_ext_curve(rule:str,          # one of `RULES`
                  ) -> torch.Tensor:  # `[n_acq + n_ext + 1]` float64: x_0 = 0, ..., x_{n_acq+n_ext}
     "Closed-form read-out of A after each trial of `n_acq A+ | n_ext A-` (or `B-`), starting from an empty memory."
     acq = acquisition_curve(rule, torch.arange(n_acq + 1), lam=lam, k2=k2, beta=beta, tau=tau, **FAMILIES[rule].kwargs(gamma=gamma))
-    ext = extinction_curve(rule, torch.arange(1, n_ext + 1), x_acq=None if rule == 'softmax' else float(acq[-1]),
+    ext = extinction_curve(rule, torch.arange(1, n_ext + 1), x_acq=None if FAMILIES[rule].exemplar else float(acq[-1]),
                            n_acq=n_acq, lam=lam, k2=k2, beta=beta, gamma=gamma, tau=tau, other=other)
     return torch.cat([acq, ext])
 
@@ -78,27 +78,19 @@ def simulate_acq_ext(rule:str,             # one of `RULES`
                      lam=1.0,              # US magnitude
                      k2=1.0,               # squared norm of A's key: a number or one per setting `[B]`
                      beta=1.0,             # write rate: a number or one per setting `[B]`
-                     gamma=None,           # decay: a number or one per setting `[B]` (default as in `recur`)
+                     gamma=None,           # decay: a number or one per setting `[B]` (default: the family's)
                      tau:float=1.0,        # softmax temperature
-                     other:bool=False,     # extinction trials are of an orthogonal cue B (unit key)
+                     other:bool=False,     # extinction trials are of another cue B (one-hot keys: orthogonal; unit salience)
                      dtype=torch.float64,
                      device='cpu',
                     ) -> torch.Tensor:     # `[B, n_acq + n_ext + 1]`: A's read-out x_0 = 0, ..., x_T for each setting
-    "Simulate `n_acq A+ | n_ext A-` (or `B-`) with `recur`, reading A's key after every trial, batched over settings."
-    T = n_acq + n_ext
-    kw = dict(dtype=dtype, device=device)
+    "Simulate `n_acq A+ | n_ext A-` (or `B-`) with `designs.simulate`, one run per setting: A's read-out before the first trial and after every trial."
     B = max([torch.as_tensor(p).numel() for p in (k2, beta, gamma) if p is not None] + [1])
-    col = lambda p: torch.as_tensor(p, **kw).reshape(-1).expand(B)
-    k = torch.zeros(B, T, 1, 2, **kw)
-    k[:, :n_acq, 0, 0] = col(k2).sqrt()[:, None]
-    if other: k[:, n_acq:, 0, 1] = 1.0
-    else: k[:, n_acq:, 0, 0] = col(k2).sqrt()[:, None]
-    v = torch.zeros(B, T, 1, 1, **kw); v[:, :n_acq] = lam
-    q = k[:, :1].expand(B, T, 1, 2)                              # A's key on every step
-    g = None if gamma is None or 'gamma' not in FAMILIES[rule].params else col(gamma)[:, None, None]   # one grid for every family
-    if g is not None and FAMILIES[rule].gate == 'channel': g = g[..., None]
-    out = recur(k, v, q, rule=rule, beta=col(beta)[:, None, None], gamma=g, tau=tau).out[:, :, 0, 0]
-    return torch.cat([torch.zeros(B, 1, **kw), out], 1)
+    col = lambda p: torch.as_tensor(p, dtype=torch.float64).reshape(-1).expand(B).tolist()
+    design = f"{n_acq}A+ | {n_ext}{'B' if other else 'A'}-"
+    runs = [simulate(design, rule=rule, beta=b, lam=lam, salience={'A': k}, tau=tau, dtype=dtype, device=device, **FAMILIES[rule].kwargs(gamma=g))
+            for b, g, k in zip(col(beta), col(gamma) if gamma is not None else [None] * B, col(k2))]
+    return torch.stack([r.runs['group']['mean'][:, r.cues.index('A')] for r in runs]).to(device)
 
 # %% ../nbs/02_acquisition_extinction.ipynb #2e9ef3ea
 _GRID = dict(beta=(0.05, 0.3, 0.9), gamma=(0.8, 0.95, 1.0), k2=(0.5, 1.0, 1.5))

@@ -1,8 +1,8 @@
-"""Acquisition/extinction closed forms (pavlovattn.acquisition) at the edges of their parameter ranges, against recur."""
+"""Acquisition/extinction closed forms (pavlovattn.acquisition) at the edges of their parameter ranges, against the compiler and against a hand-built `recur` sweep (an independent oracle of the compiler)."""
 import math
 import pytest
 import torch
-from pavlovattn.core import RULES, FAMILIES
+from pavlovattn.core import RULES, FAMILIES, recur
 from pavlovattn.acquisition import extinction_curve, acq_ext_curve, simulate_acq_ext
 
 EDGES = [  # (beta, gamma, k2): no decay, full decay, one-shot delta learning, alternating delta errors, zero rate
@@ -62,3 +62,29 @@ def test_float32_close():
         s32 = simulate_acq_ext(rule, 20, 20, beta=0.3, gamma=0.9, dtype=torch.float32)[0].double()
         cf = acq_ext_curve(rule, 20, 20, beta=0.3, gamma=0.9)
         assert ((s32 - cf).abs() / cf.abs().clamp_min(1)).max() < 1e-5, rule
+
+
+def _recur_sweep(rule, n_acq, n_ext, lam=1.0, k2=1.0, beta=1.0, gamma=None, other=False, dtype=torch.float64):
+    "The page's former sweep, kept as an oracle: settings in the batch, keys sqrt(k2) e_1 (A) and e_2 (B) built by hand, A's key as the query."
+    T = n_acq + n_ext; kw = dict(dtype=dtype)
+    B = max([torch.as_tensor(p).numel() for p in (k2, beta, gamma) if p is not None] + [1])
+    col = lambda p: torch.as_tensor(p, **kw).reshape(-1).expand(B)
+    k = torch.zeros(B, T, 1, 2, **kw)
+    k[:, :n_acq, 0, 0] = col(k2).sqrt()[:, None]
+    if other: k[:, n_acq:, 0, 1] = 1.0
+    else: k[:, n_acq:, 0, 0] = col(k2).sqrt()[:, None]
+    v = torch.zeros(B, T, 1, 1, **kw); v[:, :n_acq] = lam
+    q = k[:, :1].expand(B, T, 1, 2)
+    g = None if gamma is None or 'gamma' not in FAMILIES[rule].params else col(gamma)[:, None, None]
+    if g is not None and FAMILIES[rule].gate == 'channel': g = g[..., None]
+    out = recur(k, v, q, rule=rule, beta=col(beta)[:, None, None], gamma=g).out[:, :, 0, 0]
+    return torch.cat([torch.zeros(B, 1, **kw), out], 1)
+
+@pytest.mark.parametrize('rule', RULES)
+def test_compiler_equals_hand_built_sweep(rule):
+    "designs.simulate (through simulate_acq_ext) equals the hand-built batched recur call to 1e-12 in float64, on the claim's grid and the edges."
+    g = torch.cartesian_prod(*(torch.tensor(a, dtype=torch.float64) for a in ((0.05, 0.3, 0.9), (0.8, 0.95, 1.0), (0.5, 1.0, 1.5))))
+    g = torch.cat([g[g[:, 0] * g[:, 2] <= 2], torch.tensor(EDGES, dtype=torch.float64)[:, [0, 1, 2]]])
+    for other in (False, True):
+        kw = dict(lam=0.8, k2=g[:, 2], beta=g[:, 0], gamma=g[:, 1], other=other)
+        assert (simulate_acq_ext(rule, 12, 9, **kw) - _recur_sweep(rule, 12, 9, **kw)).abs().max() < 1e-12, (rule, other)
