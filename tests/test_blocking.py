@@ -137,3 +137,16 @@ def test_claims_pass():
         assert v.passed, (f.__name__, v.measured)
     d = _claim_closed_form().data
     assert d['max_err_float64'] < 1e-12 and d['max_err_float32'] > 0
+
+
+@pytest.mark.parametrize('rule', RULES)
+def test_hand_built_harness_is_an_oracle_of_the_compiler(rule):
+    "`simulate_blocking` builds its trial tensors by hand (any key vectors, settings in the batch); on the designs it shares with the design language (one-hot keys, saliences, normalised compounds) it equals `designs.simulate` to 1e-12."
+    fam_gamma = 'gamma' in __import__('pavlovattn.families', fromlist=['FAMILIES']).FAMILIES[rule].params
+    for kw in ({}, dict(salience={'A': 0.7, 'B': 0.4, 'C': 0.5}), dict(normalize=True)):
+        k = blocking_keys(**kw)
+        for beta, gamma, n1, n2 in ((0.3, 0.9, 7, 5), (0.9, 0.8, 1, 12), (0.05, 1.0, 20, 20)):
+            g = dict(gamma=gamma) if fam_gamma else {}
+            p = simulate(blocking_design(n1, n2), rule=rule, beta=beta, **kw, **g).probes
+            h = simulate_blocking(rule, torch.stack([k['A'], k['C']]), k['B'], k['AB'], n1, n2, beta=beta, gamma=gamma if fam_gamma else None)
+            assert abs(float(h[0]) - p['exp'][0]['mean']) < 1e-12 and abs(float(h[1]) - p['ctrl'][0]['mean']) < 1e-12, (rule, kw, beta)
