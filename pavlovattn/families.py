@@ -259,9 +259,10 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     eG = lambda X, GG: X if GG is None else X * (GG.exp() if channel else GG.exp()[..., None])
     U, Wd = Bt[..., None] * V, None
     if delta:                                                             # (I + diag(b) A) [U, W] = diag(b) [V, R e^G]
-        A = Bt[..., None] * _pair(R, Wk, G, G, strict, channel)
-        I = torch.eye(C, dtype=dt, device=r.device)
-        sol = torch.linalg.solve_triangular(I + A, torch.cat([U, Bt[..., None] * eG(R, G)], -1), upper=False, unitriangular=True)
+        # the solver reads only the strict lower triangle (unitriangular: the unit diagonal is implied), so neither I nor a
+        # mask is added where there is no gate; with gates the mask stays (exp(G_t - G_s) above the diagonal can overflow)
+        A = Bt[..., None] * (R @ Wk.transpose(-1, -2) if G is None else _pair(R, Wk, G, G, strict, channel))
+        sol = torch.linalg.solve_triangular(A, torch.cat([U, Bt[..., None] * eG(R, G)], -1), upper=False, unitriangular=True)
         U, Wd = sol[..., :dv], sol[..., dv:]
     Pp, Rp = (_pair(R, Wk, Gp, G, strict, channel), eG(R, Gp)) if reads is True else (None, None)   # predictions: read before the write
     if Q is not None:                                                     # [B,H,N,C,nq,C]: query t, write s
@@ -269,17 +270,17 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         Qg = Q if G is None else Q * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
     Wend = Wk if G is None else eG(Wk, Gc[:, :, :, None] - G)              # write keys decayed to the chunk's end
     E = None if G is None else (Gc.exp()[..., None, :] if channel else Gc.exp()[..., None, None])   # whole-chunk decay of S
-    Ss, Us = [], []
+    St = S.new_empty(B, H, N, dk, dv)                                     # every chunk's entering state (transposed)
+    Ua = S.new_empty(B, H, N, C, dv) if delta else U                      # the writes: errors for delta, else beta v
+    bmm = lambda x: x.reshape(B * H, *x.shape[-2:])                       # [B,H,m,n] -> [B*H,m,n] (a view)
     for n in range(N):                                                    # the only sequential part: T/C steps, state only
-        Ss.append(S)                                                      # the state entering chunk n
-        Un = U[:, :, n] - Wd[:, :, n] @ S.transpose(-1, -2) if delta else U[:, :, n]
-        Us.append(Un)
+        St[:, :, n] = S.transpose(-1, -2)
+        if delta: Ua[:, :, n] = Un = torch.baddbmm(bmm(U[:, :, n]), bmm(Wd[:, :, n]), bmm(S.transpose(-1, -2)), alpha=-1).view(B, H, C, dv)
+        else: Un = U[:, :, n]
         if E is not None: S = S * E[:, :, n]
-        S = S + Un.transpose(-1, -2) @ Wend[:, :, n]
+        S = torch.baddbmm(bmm(S), bmm(Un.transpose(-1, -2)), bmm(Wend[:, :, n])).view(B, H, dv, dk)
     if N == 0: return (r.new_zeros(B, 0, H, dv) if reads is True else None, r.new_zeros(B, 0, H, dv) if nq else None, S,
                        r.new_zeros(B, 0, H, probes.shape[-2], dv) if probes is not None else None)
-    St = torch.stack(Ss, 2).transpose(-1, -2)                               # [B,H,N,dk,dv]: every chunk's entering state
-    Ua = torch.stack(Us, 2) if delta else U                               # [B,H,N,C,dv]: the writes (errors, for delta)
     un = lambda x, *s: x.reshape(B, H, N * C, *s)[:, :, :T].transpose(1, 2)
     pred = un(Rp @ St + Pp @ Ua, dv) if reads is True else None          # all chunks' reads at once, after the loop
     if Q is not None:
