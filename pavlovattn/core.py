@@ -10,16 +10,14 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RULES', 'DELTA_RULES', 'DEFAULT_GAMMA', 'ENGINES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError',
-           'ExemplarMemory', 'Trace', 'per_step', 'check_delta_rate', 'choose_algorithm', 'recur', 'rescorla_wagner',
-           'acquisition_curve', 'one_key_trials', 'Summary', 'batch_mean_sd', 'summarize']
+__all__ = ['RULES', 'ENGINES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace', 'per_step',
+           'check_delta_rate', 'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve', 'one_key_trials',
+           'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, ALGORITHMS
 
 RULES = tuple(n for n, f in FAMILIES.items() if f.pages)                  # the families every phenomenon page takes through
-DELTA_RULES = tuple(n for n in RULES if FAMILIES[n].error_correcting)    # kept for old callers: read `FAMILIES[rule].error_correcting`
-DEFAULT_GAMMA = {n: f.default_gamma for n, f in FAMILIES.items() if f.default_gamma is not None}
 ENGINES = ('auto', 'torch', 'numba')
 
 class UnstableRateError(ValueError):
