@@ -102,6 +102,7 @@ class Batch:
     y: torch.Tensor     # `[P]` observed means
     sign: torch.Tensor  # `[P]` +1 ('up' measures) or -1 ('down')
     cues: list          # per experiment, its cue names (column order)
+    length: torch.Tensor|None = None  # `[B]` steps of each row before padding (its last `length` steps)
 
 def compile_batch(exps:list,          # `Experiment`s (expressible ones)
                   subjects:int=4,     # simulated subjects per group where a phase is randomised (else 1)
@@ -143,19 +144,21 @@ def compile_batch(exps:list,          # `Experiment`s (expressible ones)
     to = lambda x: x.to(device)
     return Batch(list(exps), to(X), to(lam), to(learn), to(torch.tensor([r[0] for r in rows])), to(M),
                  to(torch.tensor([p[0] for p in pts])), to(torch.tensor([p[2] for p in pts], dtype=dtype)),
-                 to(torch.tensor([float(p[3]) for p in pts], dtype=dtype)), cues)
+                 to(torch.tensor([float(p[3]) for p in pts], dtype=dtype)), cues,
+                 to(torch.tensor([len(s) for _, s in rows])))
 
 # %% ../nbs/14_animal_data.ipynb #an0016
 def strengths(batch:Batch,       # from `compile_batch`
               rule:str='delta',  # a family of `FAMILIES`
               beta=0.1,          # write rate: a number or a tensor `[E]` (one per experiment)
               gamma=None,        # the family's γ (None: its default; refused by a family without one): number or `[E]`
-              tau=None,          # softmax temperature (softmax only): number or `[E]`
+              tau=None,          # softmax temperature (softmax only; default 1): number or `[E]`, folded into the keys
               salience=None,     # squared key norms `[E, C]` per experiment and cue (default 1)
               check:bool=True,   # `recur`'s checks (rate bound, finiteness)
               algorithm:str='sequential', # `recur`'s algorithm: the reference loop is the fastest at this size (d_k <= 4, T ~ 500), with or without a gradient
+              bucket:int=256,    # exemplar families (softmax): rows run in buckets of lengths rounded up to a multiple of this
              ) -> torch.Tensor:  # `[P]` associative strength read at each data point
-    "The strength every data point of the batch reads (probe read-out `S k_probe`, averaged over subjects and repeated probes): one `recur` call, differentiable in every parameter."
+    "The strength every data point of the batch reads (probe read-out `S k_probe`, averaged over subjects and repeated probes): one `recur` call (for softmax, one per bucket of row lengths), differentiable in every parameter."
     fam = family(rule)
     X, E = batch.X, len(batch.exps)
     per_row = lambda x: (torch.as_tensor(x, dtype=X.dtype, device=X.device).expand(E) if torch.as_tensor(x).dim() == 0
@@ -170,11 +173,25 @@ def strengths(batch:Batch,       # from `compile_batch`
         kw['gamma'] = (1 + batch.learn * (g - 1))[..., None]                    # no decay on probes and padding
         if fam.gate == 'channel': kw['gamma'] = kw['gamma'][..., None].expand(*kw['gamma'].shape, X.shape[-1])   # one γ for every key feature
     elif gamma is not None: kw['gamma'] = gamma                               # recur refuses a γ the family lacks
-    if tau is not None: kw['tau'] = tau
+    if fam.exemplar:                                                            # the temperature enters only as q·k/τ: scaling q and k by τ^-1/2 is exact, and differentiable in τ
+        t = per_row(1.0 if tau is None else tau)
+        if check and not bool((t > 0).all()): raise ValueError(f'softmax needs tau > 0; got {t.min().item():g}')
+        k = k / t.sqrt()[:, None, None, None]
+    elif tau is not None: kw['tau'] = tau                                       # recur refuses a τ the family lacks
     kw = fam.kwargs(**kw) if 'gamma' in fam.params or gamma is None else kw
-    if 'tau' in kw and torch.is_tensor(kw['tau']) and kw['tau'].dim(): raise ValueError('softmax takes one tau for the whole batch')
-    tr = recur(k, v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw)
-    return torch.sparse.mm(batch.M, tr.pred.reshape(-1, 1)).squeeze(1)
+    T = X.shape[1]
+    if not fam.exemplar or batch.length is None:                                # linear state: one call (its loop costs T steps, whatever the batch)
+        pred = recur(k, v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw).pred
+    else:                                                                       # exemplar memory: O(T²) per row, so rows run in buckets of similar length
+        L = ((batch.length + bucket - 1) // bucket * bucket).clamp(max=T)       # each row's bucket: its length rounded up to a multiple of `bucket`
+        parts, order = [], []
+        for n in L.unique().tolist():
+            rows = (L == n).nonzero().squeeze(1); order.append(rows)
+            sub = lambda x: x[rows, T - n:] if torch.is_tensor(x) and x.dim() >= 2 and x.shape[0] == len(X) else x
+            p = recur(sub(k), sub(v), sub(k), rule=rule, beta=sub(b)[..., None], check=check, algorithm=algorithm, **{a: sub(x) for a, x in kw.items()}).pred
+            parts.append(torch.nn.functional.pad(p, (0, 0, 0, 0, T - n, 0)))   # left padding back to T (padding reads nothing)
+        pred = torch.cat(parts)[torch.argsort(torch.cat(order))]
+    return torch.sparse.mm(batch.M, pred.reshape(-1, 1)).squeeze(1)
 
 def _affine(x, y) -> tuple:
     "Least squares a + b·x with b >= 0 (b = 0 when x does not vary or orders the wrong way); closed form, differentiable in x."
@@ -340,14 +357,11 @@ def fit(rule:str='delta',        # a family of `FAMILIES`
         init = lambda *s: (torch.randn(*s, generator=gen, dtype=X.dtype) * 1.5).to(X.device)
         u = dict(beta=init(n))
         if 'gamma' in fam.params: u['gamma'] = init(n) + 2.0      # start near little forgetting
-        if fam.exemplar: u['tau'] = init(1)
+        if fam.exemplar: u['tau'] = init(n)                         # τ per experiment (or one, joint), like β
         if fit_salience: u['salience'] = init(n, X.shape[-1])
         for x in u.values(): x.requires_grad_(True)
         opt = torch.optim.Adam(list(u.values()), lr=lr)
-        def per_exp(p):
-            q = {k: (x if k == 'tau' else x.expand(E, *x.shape[1:]) if joint else x) for k, x in p.items()}
-            if 'tau' in q: q['tau'] = q['tau'][0]
-            return q
+        per_exp = lambda p: {k: x.expand(E, *x.shape[1:]) if joint else x for k, x in p.items()}
         for it in range(steps + 1):
             p = per_exp(_constrain(u, fam, bmax))
             L = _loss(batch, strengths(batch, rule, check=False, **p), E)
@@ -358,14 +372,12 @@ def fit(rule:str='delta',        # a family of `FAMILIES`
             Lr = Lr.detach().reshape(n)
             better = Lr < best_loss
             if best is None: best = {k: x.detach().clone() for k, x in u.items()}
-            for k, x in u.items():
-                if k == 'tau': best[k] = x.detach().clone() if bool(better.any()) else best[k]
-                else: best[k][better] = x.detach()[better]
+            for k, x in u.items(): best[k][better] = x.detach()[better]
             best_loss = torch.minimum(best_loss, Lr)
     with torch.no_grad():
         p = per_exp(_constrain(best, fam, bmax))
         V = strengths(batch, rule, **p)
-    names = lambda ei: {k: (float(x[ei]) if k != 'tau' else float(x)) for k, x in p.items() if k != 'salience'} | (
+    names = lambda ei: {k: float(x[ei]) for k, x in p.items() if k != 'salience'} | (
         {'salience': dict(zip(batch.cues[ei], p['salience'][ei].tolist()))} if 'salience' in p else {})
     res = _report(batch, rule, V, names)
     for e, x in zip(res, _loss(batch, V, E).tolist()): e['loss'] = x; e['held_out'] = e['id'] in set(held_out)

@@ -178,3 +178,50 @@ def test_logistic_fit_is_the_least_squares_optimum():
     yo = [g['observed'] for g in res['groups']]; mp, my = sum(pred) / 9, sum(yo) / 9
     r = sum((p - mp) * (q - my) for p, q in zip(pred, yo)) / math.sqrt(sum((p - mp) ** 2 for p in pred) * sum((q - my) ** 2 for q in yo))
     assert res['r'] == pytest.approx(r, abs=1e-12)                        # r: predicted (through the logistic map) vs observed
+
+
+# --- softmax: temperature folded into the keys, rows in length buckets ---
+
+def test_softmax_tau_folded_into_keys_equals_recur_and_takes_a_gradient():
+    from pavlovattn.core import recur
+    b = compile_batch(select(['overexpectation', 'renewal']))
+    tau = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    V = strengths(b, 'softmax', 0.1, tau=tau)
+    k = b.X[:, :, None, :]
+    direct = recur(k, b.lam[:, :, None, None], k, rule='softmax', beta=(0.1 * b.learn)[..., None], tau=2.0).pred.reshape(-1)
+    assert float((torch.sparse.mm(b.M, direct[:, None]).squeeze(1) - V.detach()).abs().max()) < 1e-12
+    V.sum().backward()
+    assert tau.grad is not None and tau.grad != 0
+    with pytest.raises(ValueError): strengths(b, 'softmax', 0.1, tau=-1.)
+
+
+def test_softmax_buckets_equal_one_call():
+    import dataclasses
+    b = compile_batch(select(['overexpectation', 'add_vs_remove', 'feature_negative']))
+    assert len(set(b.length.tolist())) > 1
+    one = strengths(dataclasses.replace(b, length=None), 'softmax', 0.2, tau=0.7)
+    for bucket in (8, 64, 10**6):
+        assert float((strengths(b, 'softmax', 0.2, tau=0.7, bucket=bucket) - one).abs().max()) < 1e-12
+
+
+def test_reacquisition_per_trial_reads_by_hand():
+    # each reacquisition trial is read (A alone) just before it: RW on cues A, K by hand
+    res = score('delta', ids=['reacquisition'], beta=0.1)['experiments'][0]
+    groups = {'control few': (10, 15, False, 8), 'extinction few': (10, 15, True, 8),
+              'control many': (10, 100, False, 12), 'extinction many': (10, 100, True, 12)}
+    hand = []
+    for g, (na, ne, cs, n) in groups.items():
+        trials = ([(('A', 'K'), 1)] * na + [(('A', 'K'), 0)] * ne) if cs else ([(('K',), 0)] * (na + ne))
+        for i in range(n): hand.append(_rw(trials + [(('A', 'K'), 1)] * i).get('A', 0.))
+    assert [g['strength'] for g in res['groups']] == pytest.approx(hand, abs=1e-12)
+
+
+def test_session_curves_one_point_per_session():
+    for e in experiments():
+        tests = [t for _, _, t, _ in e.points]
+        if not any(' session ' in t for t in tests): continue
+        for g in {p[0] for p in e.points}:       # per group and series, sessions run 1, 2, ... (or 0, 1, ...) in order
+            series = {}
+            for gg, _, t, _ in e.points:
+                if gg == g: s, n = t.rsplit(' session ', 1); series.setdefault(s, []).append(int(n))
+            assert all(v[0] in (0, 1) and v == list(range(v[0], v[0] + len(v))) for v in series.values()), (e.id, g, series)
