@@ -20,7 +20,7 @@ setuptools.setup(
                  'Intended Audience :: ' + cfg['audience'].title(),
                  'Natural Language :: ' + cfg['language'].title()]
                 + ['Programming Language :: Python :: ' + o for o in py_versions[py_versions.index(cfg['min_python']):]],
-    url=cfg['git_url'],
+    url=None if cfg['git_url'].startswith('https://github.com/example/') else cfg['git_url'],   # no placeholder URL in the metadata
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=shlex.split(cfg.get('requirements', '')),

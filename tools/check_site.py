@@ -1,7 +1,10 @@
 """Open every page of the built site in headless Chromium (Debian's), and check what a reader would see:
 main content present, math rendered (KaTeX or MathJax) where the source has TeX, no broken internal link,
-every image loadable (data: URIs decode to a PNG/JPEG/SVG; relative files exist). Prints `site: N passed, M failed`."""
-import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html
+every image loadable (data: URIs decode to a PNG/JPEG/SVG; relative files exist), no page twice (same content under two
+names), no link to the placeholder repository, and no code cell on the page whose notebook has no saved output although
+its code shows something (a print, a plot, a bare value, a call ended with ';'). Prints `site: N passed, M failed`."""
+import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
+from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit, unquote
 
@@ -36,7 +39,57 @@ def image_problems(page, d):
         else: probs.append(f'external image {src}')   # the site must work offline
     return probs
 
-def check_page(page, base):
+PLACEHOLDER_REPO = 'github.com/example/'
+
+def _directives(src):
+    return {m.group(1): m.group(2).strip().lower() for m in re.finditer(r'^#\|\s*([\w-]+):?\s*(.*)$', src, re.M)}
+
+def expects_output(src):
+    "Why running this cell's code shows something (None when it need not): a print/display/plot call at its top level, a bare value last, or a last call ended with ';'."
+    code = '\n'.join(l for l in src.splitlines() if not l.lstrip().startswith(('#|', '%', '!')))
+    try: tree = ast.parse(code)
+    except SyntaxError: return None
+    if not tree.body: return None
+    for st in tree.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            f = st.value.func; name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ''
+            if name in ('print', 'display') or name.startswith('plot'): return f'calls {name}()'
+    last = tree.body[-1]
+    if isinstance(last, ast.Expr):
+        if not isinstance(last.value, ast.Call): return 'ends with a value'
+        if code.rstrip().endswith(';'): return "ends with a call and ';'"
+    return None
+
+def missing_outputs(nb):
+    "Cells of notebook `nb` shown on its page (not hidden, exported or unevaluated) that should show output and have none saved."
+    probs = []
+    for i, c in enumerate(json.loads(Path(nb).read_text())['cells']):
+        if c['cell_type'] != 'code' or c.get('outputs'): continue
+        src = ''.join(c['source']); d = _directives(src)
+        if {'hide', 'export', 'exports', 'exporti'} & d.keys() or 'false' in (d.get('eval'), d.get('output'), d.get('include')): continue
+        why = expects_output(src)
+        if why:
+            first = next((l for l in src.splitlines() if l.strip() and not l.startswith('#|')), '')[:60]
+            probs.append(f'no output under cell {i} ({why}): {first}')
+    return probs
+
+def page_name(nb):
+    "The page nbdev makes of a notebook: 00a_registry.ipynb -> registry.html (its `output-file`)."
+    return re.sub(r'^\d+[a-z]?_', '', Path(nb).stem) + '.html'
+
+def main_text(path):
+    m = re.search(r'<main[^>]*>(.*?)</main>', path.read_text(), re.S)
+    return ' '.join(re.sub(r'<[^>]+>', ' ', m.group(1) if m else '').split())
+
+def duplicates(pages):
+    "{page: [other pages with the same main content]} for every page that exists twice under different names."
+    by = defaultdict(list)
+    for p in pages:
+        t = main_text(p)
+        if len(t) >= 40: by[hashlib.sha1(t.encode()).hexdigest()].append(p.name)
+    return {n: [m for m in g if m != n] for g in by.values() if len(g) > 1 for n in g}
+
+def check_page(page, base, nb=None, dups=()):
     d, src, probs = dom(base + page.name), page.read_text(), []
     if not d.strip(): return ['browser returned no DOM']
     main = re.search(r'<main[^>]*>(.*?)</main>', d, re.S)
@@ -46,14 +99,19 @@ def check_page(page, base):
     if re.search(r'class="katex-error"', d): probs.append('KaTeX error in math')
     for href in set(re.findall(r'href="([^"#:?]+\.html)', src)):
         if not (page.parent/unquote(href)).exists(): probs.append(f'broken link {href}')
+    if PLACEHOLDER_REPO in src: probs.append(f'link to the placeholder repository {PLACEHOLDER_REPO}')
+    if dups: probs.append(f"the same page as {', '.join(dups)}")
+    if nb is not None: probs += missing_outputs(nb)
     return probs + image_problems(page, d)
 
-def main(site='_docs'):
+def main(site='_docs', nbs=Path(__file__).resolve().parent.parent/'nbs'):
     site = Path(site); pages = sorted(site.glob('*.html'))
     if not pages: print(f'site: 0 passed, 1 failed (no pages in {site})'); return 1
+    notebooks = {page_name(nb): nb for nb in sorted(Path(nbs).glob('*.ipynb')) if not nb.name.startswith(('_', '.'))}
+    dups = duplicates(pages)
     srv = serve(site); base = f'http://127.0.0.1:{srv.server_port}/'; fails = passed = 0
     for page in pages:
-        probs = check_page(page, base)
+        probs = check_page(page, base, notebooks.get(page.name), dups.get(page.name, ()))
         if probs: fails += 1; print(f'FAIL {page.name}: {probs}')
         else: passed += 1; print(f'ok   {page.name}')
     print(f'site: {passed} passed, {fails} failed'); return 1 if fails else 0
