@@ -52,6 +52,7 @@ docs: docs-prereqs venv
 	@echo "site: $$PWD/_docs/index.html  (make serve: http://localhost:8000/, where search works)"
 
 serve:
+	@:$(if $(wildcard _docs/index.html),,$(error no site in _docs/ yet: build it with make docs (or make reproduce), then make serve))
 	@$(PY) tools/serve.py _docs
 
 chromium:
