@@ -36,7 +36,9 @@ class TrialType:
     outcome: str         # '+', '-' or '#'
     pos: int = 0         # 1-based position in the design string
     periods: tuple = ()  # calmr's `>` periods: one TrialType per period (each one step), else ()
-    us: tuple = ()       # with periods: whether each period holds the US as written
+    us: tuple = ()       # with periods: whether each period holds a US as written
+    outcomes: tuple = () # calmr: the USs this step holds, by name ('US' for a plain (US), 'US_a' for a named one); () in the native grammar
+    period_us: tuple = () # with periods: each period's USs by name
     @property
     def probe(self) -> bool: return self.outcome == '#'
     @property
@@ -45,8 +47,11 @@ class TrialType:
     def cue_text(self) -> str: return ''.join(c if len(c) == 1 and 'A' <= c <= 'Z' else f'({c})' for c in self.cues)   # parses back: (a), (1)
     @property
     def label(self) -> str:
-        if self.periods: return ('#' if self.probe else '') + '>'.join(p.cue_text + '(US)' * u for p, u in zip(self.periods, self.us))
-        if not self.cues: return '(US)'                                                    # a US-alone trial
+        if self.periods:
+            us = self.period_us or tuple(('US',) * u for u in self.us)
+            return ('#' if self.probe else '') + '>'.join(p.cue_text + ''.join(f'({n})' for n in u) for p, u in zip(self.periods, us))
+        if not self.cues: return ''.join(f'({n})' for n in self.outcomes) or '(US)'    # a US-alone trial
+        if self.outcomes and self.outcomes != ('US',): return self.cue_text + ''.join(f'({n})' for n in self.outcomes)   # named USs
         return f'#{self.cue_text}' if self.probe else f'{self.cue_text}{self.outcome}'
     def __str__(self): return (f'{self.count}' if self.count != 1 or not self.probe else '') + self.label
 
@@ -80,6 +85,14 @@ class Design:
     groups: tuple        # Group, ...
     text: str = ''
     dialect: str = 'native'   # the grammar it was written in: 'native' or 'calmr'
+    @property
+    def outcomes(self) -> tuple:
+        "The USs by name, in order of first appearance (calmr's named USs `(US_a)`; 'US' for a plain one); () in the native grammar."
+        return tuple(dict.fromkeys(n for g in self.groups for t in g.trial_types for n in t.outcomes))
+    @property
+    def named_us(self) -> bool:
+        "Whether the design has several USs, or a named one: then every US is one value dimension (a head) of its own."
+        return self.outcomes not in ((), ('US',))
     @property
     def cues(self) -> tuple:
         seen = {}
@@ -123,7 +136,7 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     while i < n and s[i].isspace(): i += 1
     probe = i < n and s[i] == '#'
     if probe: i += 1
-    periods, us, outcome = [[]], [False], None          # calmr: cues and US of each `>` period
+    periods, us, outcome = [[]], [[]], None             # calmr: cues and USs (by name) of each `>` period
     cues = periods[0]
     while i < n:
         ch = s[i]
@@ -133,17 +146,15 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
             j = s.find(')', i)
             if j < 0: bad(f'unclosed "(" at position {p + i}')
             name = s[i + 1:j].strip()
-            if name == 'US':
+            if name == 'US' or (calmr and name.startswith('US_') and _CUE_NAME.fullmatch(name)):   # calmr: named USs (US_a), one value dimension each
                 if not calmr: outcome = '+'; i = j + 1; break
-                if us[-1]: bad(f'a second (US) in one period at position {p + i}')
-                us[-1] = True; i = j + 1; continue
+                if name in us[-1]: bad(f'a second ({name}) in one period at position {p + i}')
+                us[-1].append(name); i = j + 1; continue
             if not _CUE_NAME.fullmatch(name): bad(f'cue name "({_show(name, 30)})" at position {p + i} must be letters, digits or _')
-            if calmr and name.startswith('US_'):
-                bad(f'named US "({name})" at position {p + i}: one US per design here (several USs, one value dimension each, are not supported yet)')
             periods[-1].append(name); i = j + 1
         elif ch == '>' and calmr:
             if not (periods[-1] or us[-1]): bad(f'empty period before ">" at position {p + i}')
-            periods.append([]); us.append(False); i += 1
+            periods.append([]); us.append([]); i += 1
         elif ch in '+-':
             if calmr and (len(periods) > 1 or us[-1]): bad(f'"{ch}" at position {p + i}: a trial with (US) or periods ">" marks its US with (US) only')
             outcome = ch; i += 1; break
@@ -167,13 +178,15 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     if calmr:
         if not (periods[-1] or us[-1]): bad('no cues: expected capital letters, (names) or (US)' + (' after ">"' if len(periods) > 1 else ''))
         if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
-        if len(periods) > 1:                       # calmr: each period one update, reinforced when the US is in it or in the next one
+        if len(periods) > 1:                       # calmr: each period one update, reinforced when a US is in it or in the next one
             P = len(periods)
-            subs = tuple(TrialType(count, tuple(periods[k]), '#' if probe else '+' if us[k] or us[min(k + 1, P - 1)] else '-', p)
-                         for k in range(P))
+            names = [() if probe else tuple(dict.fromkeys(us[k] + us[min(k + 1, P - 1)])) for k in range(P)]
+            subs = tuple(TrialType(count, tuple(periods[k]), '#' if probe else '+' if names[k] else '-', p, outcomes=names[k]) for k in range(P))
             allc = tuple(dict.fromkeys(c for cs in periods for c in cs))
-            return TrialType(count, allc, '#' if probe else '+' if any(us) else '-', p, subs, tuple(us))
-        return TrialType(count, tuple(cues), '#' if probe else '+' if us[0] or outcome == '+' else '-', p)
+            return TrialType(count, allc, '#' if probe else '+' if any(us) else '-', p, subs, tuple(bool(u) for u in us),
+                             () if probe else tuple(dict.fromkeys(n for u in us for n in u)), tuple(tuple(u) for u in us))
+        names = () if probe else tuple(us[0]) or (('US',) if outcome == '+' else ())
+        return TrialType(count, tuple(cues), '#' if probe else '+' if names else '-', p, outcomes=names)
     if not cues: bad('no cues: expected capital letters or (names)' + (' after "#"' if probe else ' before the outcome'))
     if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
     if not probe and outcome is None: bad("expected + or - after the cues (unmarked trials are non-reinforced with dialect='calmr')")
@@ -305,14 +318,33 @@ def _rates(beta) -> dict:
         out[k] = b
     return out
 
-def _check_rates(design, tt_keys, rule, rates, allow_unstable=False):
+def _present(tt, us) -> bool:
+    "Whether trial type `tt` holds the US `us` (None: the one US of a design without named USs)."
+    return tt.outcome == '+' if us is None else us in tt.outcomes
+
+def _heads(d, lam, beta) -> tuple:
+    "The value dimensions (heads) of a run: `(names, lams, rates)`, one per US. One US (name None) unless the design has named USs; then `lam` and `beta` may be given per US, as {name: value}."
+    names = d.outcomes if d.named_us else (None,)
+    def per(x, what, one):
+        if isinstance(x, dict) and what == 'lam' and names == (None,):
+            raise ValueError("lam per US ({US name: value}) needs a design with named USs, such as (US_a), with dialect='calmr'")
+        if isinstance(x, dict) and names != (None,) and not (what == 'beta' and set(x) <= {'+', '-'}):
+            unknown, missing = [k for k in x if k not in names], [n for n in names if n not in x]
+            if unknown or missing: raise ValueError(f"{what} per US must name every US of the design ({', '.join(names)}); " +
+                                                    (f"unknown: {', '.join(map(str, unknown))}" if unknown else f"missing: {', '.join(missing)}"))
+            return [one(x[n]) for n in names]
+        return [one(x)] * len(names)
+    lams = per(lam, 'lam', lambda v: float(v) if not isinstance(v, bool) else float('nan'))
+    return names, lams, per(beta, 'beta', _rates)
+
+def _check_rates(design, tt_keys, rule, rates, allow_unstable=False, names=(None,)):
     "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead."
     if _families()[rule].rate_bound is None: return                  # only error-correcting writes have a bound
     for g, Ks in zip(design.groups, tt_keys):
         i = 0
         for pi, ph in enumerate(g.phases, 1):
             for tt in ph.steps:
-                r = (0. if tt.probe else rates[tt.outcome]) * float((Ks[i] * Ks[i]).sum()); i += 1
+                r = (0. if tt.probe else max(rt['+' if _present(tt, u) else '-'] for u, rt in zip(names, rates))) * float((Ks[i] * Ks[i]).sum()); i += 1
                 if not tt.probe and r > 2 * (1 + 1e-9):
                     msg = (f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {pi} has '
                            f'beta*|k|^2 = {r:.4g} > 2 (stable writes need beta*|k|^2 <= 2)')
@@ -453,27 +485,36 @@ def vhw_keys(x,                    # `[..., T, n_cues]` 0/1 cue indicators per t
 def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto', hist=None) -> dict:
     "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history (`hist`: trial types' cue indicators, scales, probe flags, omega) runs per step."
     if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, *hist)
-    (S, T), (C, dk) = o.shape, Kc.shape
-    g = g_tt[:, None, None].expand(-1, 1, dk) if fam.gate == 'channel' else g_tt[:, None]   # a channel gate: one for every key feature
-    kw = dict(rule=fam.name, beta=b_tt[:, None], gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
-    sm = summarize(Ktt[:, None, :], lam_tt[:, None, None], **{**kw, 'engine': engine, 'check': False})
-    out = dict(mean=sm.probe_mean[:, 0, :, 0].cpu(), sd=sm.probe_sd[:, 0, :, 0].cpu(), pred_sum=sm.pred_sum[:, :, 0, 0].cpu())
-    if per_subject: out['V'] = recur(Ktt[:, None, :], lam_tt[:, None, None], reads=False, **kw).probes[:, :, 0, :, 0].cpu()
+    (S, T), (C, dk), (N, H) = o.shape, Kc.shape, lam_tt.shape
+    g = g_tt[:, :, None].expand(-1, -1, dk) if fam.gate == 'channel' else g_tt   # a channel gate: one for every key feature
+    K = Ktt[:, None, :].expand(N, H, dk)                                          # one head per US, the same keys
+    kw = dict(rule=fam.name, beta=b_tt, gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
+    sm = summarize(K, lam_tt[:, :, None], **{**kw, 'engine': engine, 'check': False})
+    out = dict(mean=_cols(sm.probe_mean[:, :, :, 0]).cpu(), sd=_cols(sm.probe_sd[:, :, :, 0]).cpu(), pred_sum=_heads_last(sm.pred_sum[..., 0]).cpu())
+    if per_subject: out['V'] = _cols(recur(K, lam_tt[:, :, None], reads=False, **kw).probes[..., 0]).cpu()
     return out
+
+def _cols(x):
+    "Read-outs `[..., heads, cues]` as columns `[..., cues * heads]` (cue-major: A:US_a, A:US_b, B:US_a, ...; one head: the cues)."
+    return x.transpose(-1, -2).reshape(*x.shape[:-2], -1)
+
+def _heads_last(x):
+    "Predictions `[S, N, heads]`, `[S, N]` when there is one head."
+    return x[..., 0] if x.shape[-1] == 1 else x
 
 def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, X, scale, is_probe, omega) -> dict:
     "`_block` for a family whose inputs depend on the trial history: every subject's steps gathered, one `recur` call (the reference loop). A key trace: a probe reads (its key is the query) and leaves the trace alone. Write keys: expected-but-absent cues at `-omega` (`vhw_keys`), scaled as the read key."
-    ix = o.to(Ktt.device).long(); S, T = ix.shape; N = Ktt.shape[0]
-    k = Ktt[ix][:, :, None]; pr = is_probe[ix]
+    ix = o.to(Ktt.device).long(); S, T = ix.shape; N, H = lam_tt.shape; dk = Ktt.shape[-1]
+    k = Ktt[ix][:, :, None].expand(S, T, H, dk); pr = is_probe[ix]
     extra = {}
     if fam.extra_row == 'trace': extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
-    if fam.write_key: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None]
-    tr = recur(k, lam_tt[ix][:, :, None, None], rule=fam.name, beta=b_tt[ix][:, :, None], gamma=g_tt[ix][:, :, None] if 'gamma' in fam.params else None,
+    if fam.write_key: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
+    tr = recur(k, lam_tt[ix][..., None], rule=fam.name, beta=b_tt[ix], gamma=g_tt[ix] if 'gamma' in fam.params else None,
                probes=Kc, algorithm='sequential', **extra)
-    pred = tr.pred[:, :, 0, 0] if fam.extra_row != 'trace' else torch.where(pr, tr.out[:, :, 0, 0], tr.pred[:, :, 0, 0])
-    V = tr.probes[:, :, 0, :, 0]
+    pred = tr.pred[..., 0] if fam.extra_row != 'trace' else torch.where(pr[..., None], tr.out[..., 0], tr.pred[..., 0])   # [S, T, heads]
+    V = _cols(tr.probes[..., 0])
     m, sd = batch_mean_sd(V)
-    out = dict(mean=m.cpu(), sd=sd.cpu(), pred_sum=pred.new_zeros(S, N).scatter_add_(1, ix, pred).cpu())
+    out = dict(mean=m.cpu(), sd=sd.cpu(), pred_sum=_heads_last(pred.new_zeros(S, N, H).scatter_add_(1, ix[..., None].expand(S, T, H), pred)).cpu())
     if per_subject: out['V'] = V.cpu()
     return out
 
@@ -591,9 +632,9 @@ def _given_orders(d, orders, subjects) -> dict:
 
 def simulate(design,                  # a design string or a parsed `Design`
              rule:str='delta',        # one of `RULES`
-             beta=0.1,                # write rate (0 on probes); or {'+': rate on + trials, '-': rate on - trials}
+             beta=0.1,                # write rate (0 on probes); or {'+': rate on + trials, '-': rate on - trials}; with named USs also {US name: rate or {'+': ..., '-': ...}}
              gamma:float|None=None,   # decay (1 on probes); default: the family's (`FAMILIES[rule].gamma_or_default()`)
-             lam:float=1.0,           # US magnitude on + trials
+             lam=1.0,                 # US magnitude on + trials; with named USs also {US name: magnitude}
              keys:str='onehot',       # key coding: 'onehot' | 'random'
              dk:int|None=None,        # key dimension (default: the number of cues)
              overlap:float=0.0,       # pairwise inner product of random unit keys
@@ -632,9 +673,10 @@ def simulate(design,                  # a design string or a parsed `Design`
     omega = (0.5 if omega is None else float(omega)) if fam.write_key else None
     if omega is not None and not (math.isfinite(omega) and omega >= 0): raise ValueError(f'omega must be a finite number >= 0; got {omega!r}')
     if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
-    rates, lam, dtype = _rates(beta), float(lam), _dtype(dtype)
-    for name, x in (('lam', lam), ('beta', rates['+']), ('beta', rates['-']), ('tau', float(tau))):
+    names, lams, head_rates = _heads(d, lam, beta); dtype = _dtype(dtype)
+    for name, x in [('lam', l) for l in lams] + [('beta', r[s]) for r in head_rates for s in '+-'] + [('tau', float(tau))]:
         if not math.isfinite(x): raise ValueError(f'{name} must be a finite number; got {x}')
+    rates, lam = head_rates[0], lams[0]
     _check_device(device, dtype)
     _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine)
     cues = d.cues
@@ -647,10 +689,12 @@ def simulate(design,                  # a design string or a parsed `Design`
         sc = torch.ones(len(Ks), dtype=torch.float64)
         if normalize: nrm = Ks.norm(dim=-1); sc = torch.where(nrm > 0, 1 / nrm.clamp_min(1e-300), sc); Ks = Ks * sc[:, None]
         tt_keys.append(Ks); tt_scale.append(sc)
-    _check_rates(d, tt_keys, rule, rates, allow_unstable)
+    _check_rates(d, tt_keys, rule, head_rates, allow_unstable, names)
     Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
     comp = _compiled(rule, dtype, device, engine)
-    params = dict(beta=rates['+'] if rates['+'] == rates['-'] else rates, gamma=gamma, lam=lam, keys=keys, dk=dkk, overlap=float(overlap),
+    show = lambda r: r['+'] if r['+'] == r['-'] else r
+    params = dict(beta=show(rates) if names == (None,) else {n: show(r) for n, r in zip(names, head_rates)}, gamma=gamma,
+                  lam=lam if names == (None,) else dict(zip(names, lams)), keys=keys, dk=dkk, overlap=float(overlap),
                   salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
                   subjects=subjects, seed=seed, miniblocks=miniblocks, dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
     if dialect != 'native': params['dialect'] = dialect               # the native run's JSON is unchanged
@@ -666,8 +710,9 @@ def simulate(design,                  # a design string or a parsed `Design`
         for gi, (g, Ks) in enumerate(zip(d.groups, tt_keys)):
             tts, T = g.trial_types, g.n
             f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
-            lam_tt = f([lam if t.outcome == '+' else 0. for t in tts]); b_tt = f([0. if t.probe else rates[t.outcome] for t in tts])
-            g_tt = f([1. if t.probe else gamma for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
+            lam_tt = f([[l if _present(t, u) else 0. for u, l in zip(names, lams)] for t in tts])          # [N, heads]: one head per US
+            b_tt = f([[0. if t.probe else r['+' if _present(t, u) else '-'] for u, r in zip(names, head_rates)] for t in tts])
+            g_tt = f([[1. if t.probe else gamma] * len(names) for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
             pcols = [i for i, t in enumerate(tts) if t.probe]
             counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
             stats, pstats, keep = None, None, []
@@ -679,25 +724,27 @@ def simulate(design,                  # a design string or a parsed `Design`
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
                 stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
-                pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / counts[pcols].to(out['pred_sum'].dtype)).double())))
+                cnt = counts[pcols].to(out['pred_sum'].dtype); cnt = cnt if out['pred_sum'].dim() == 2 else cnt[:, None]
+                pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / cnt).double())))
                 if per_subject: keep.append(dict(order=o, pred_sum=out['pred_sum'], V=out['V']))
                 o = out = None                                           # one block in memory at a time
-            z = Kc.new_zeros(1, C).cpu()                                 # before the first trial every strength is 0
+            z = Kc.new_zeros(1, C * len(names)).cpu()                    # before the first trial every strength is 0
             runs[g.name] = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=subjects,
                                 probe_mean=pstats[1], probe_sd=pstats[2],
                                 phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=tts)
             if orders is not None and g.name in drawn: runs[g.name]['given_order'] = drawn[g.name]
             if per_subject:
                 runs[g.name].update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
-                                    V=torch.cat([Kc.new_zeros(subjects, 1, C).cpu(), torch.cat([x['V'] for x in keep])], 1))
+                                    V=torch.cat([Kc.new_zeros(subjects, 1, C * len(names)).cpu(), torch.cat([x['V'] for x in keep])], 1))
                 keep.clear()
-    return Result(d, rule, params, cues, runs)
+    return Result(d, rule, params, cues if names == (None,) else tuple(f'{c}:{u}' for c in cues for u in names), runs)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
 class Result:
     "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`table`, `probes`, `strengths`)."
     def __init__(self, design, rule, params, cues, runs):
         self.design, self.rule, self.params, self.cues, self.runs = design, rule, params, tuple(cues), runs
+        self.outcomes = design.outcomes if design.named_us else ()      # named USs: every column is a (cue, US) pair, 'A:US_a'
         self._table = self._probes = None                               # built once, on first use
     def __repr__(self):
         return f"Result({self.rule}, groups={list(self.runs)}, cues={list(self.cues)}, subjects={self.params['subjects']})"
@@ -742,7 +789,11 @@ class Result:
         for gname, r in self.runs.items():
             ms, sds, rows = iter(r['probe_mean'].tolist()), iter(r['probe_sd'].tolist()), []   # over subjects; sd exactly 0 when all agree
             for pi, ph in enumerate(groups[gname].phases, 1):
-                rows += [dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])) for tt in ph.steps if tt.probe]
+                for tt in ph.steps:
+                    if not tt.probe: continue
+                    if not self.outcomes: rows.append(dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])))
+                    else: rows += [dict(phase=pi, cues=tt.cue_text, outcome=u, mean=m, sd=s, subjects=int(r['subjects']))   # one row per US
+                                   for u, m, s in zip(self.outcomes, next(ms), next(sds))]
             out[gname] = rows
         return out
 
@@ -751,6 +802,12 @@ class Result:
         g = {g.name: g for g in self.design.groups}[group]
         r = self.runs[group]
         return r['given_order'] if 'given_order' in r else _run_orders(self.design, g, self.params, 0, self.params['subjects'])
+
+    @property
+    def per_outcome(self) -> dict:
+        "{group: {US: {cue: strength after the last trial}}}: with named USs, each US's strengths; one US: {group: {'US': strengths}}."
+        if not self.outcomes: return {g: {'US': s} for g, s in self.strengths.items()}
+        return {g: {u: {k.rsplit(':', 1)[0]: v for k, v in s.items() if k.rsplit(':', 1)[1] == u} for u in self.outcomes} for g, s in self.strengths.items()}
 
     @property
     def strengths(self) -> dict:
@@ -827,15 +884,18 @@ def _per(x, name:str, keys) -> dict:
 
 def calmr_parameters(design,                          # a design string (calmr dialect) or `Design`
                      alphas=CALMR_DEFAULTS['alphas'],  # per stimulus: one number, or {stimulus: alpha} (the US's alpha plays no part in V(CS -> US))
-                     betas_on=CALMR_DEFAULTS['betas_on'],   # the US's beta when it is present: a number or {'US': beta}
+                     betas_on=CALMR_DEFAULTS['betas_on'],   # each US's beta when it is present: a number or {'US': beta} ({'US_a': ..., 'US_b': ...} with named USs)
                      betas_off=CALMR_DEFAULTS['betas_off'], # the US's beta when it is absent
-                     lambdas=CALMR_DEFAULTS['lambdas'],     # the US's lambda: a number or {'US': lambda}
+                     lambdas=CALMR_DEFAULTS['lambdas'],     # each US's lambda: a number or {'US': lambda}
                     ) -> dict:                         # `simulate` keywords: salience, beta, lam, dialect
-    "calmr's RW1972 parameters, in calmr's names, as `simulate` keywords: alpha of each stimulus = its salience (squared key norm), the US's beta on/off = the rates on `+`/`-` steps, the US's lambda = `lam`."
-    d = parse_design(design, 'calmr'); cues = d.cues
-    a = _per(alphas, 'alphas', cues + ('US',))
-    us = {n: _per(x, n, ('US',))['US'] for n, x in (('betas_on', betas_on), ('betas_off', betas_off), ('lambdas', lambdas))}
-    return dict(salience={c: a[c] for c in cues}, beta={'+': us['betas_on'], '-': us['betas_off']}, lam=us['lambdas'], dialect='calmr')
+    "calmr's RW1972 parameters, in calmr's names, as `simulate` keywords: alpha of each stimulus = its salience (squared key norm), each US's beta on/off = its rates on steps with and without it, each US's lambda = its `lam` (per US, {name: value}, with named USs)."
+    d = parse_design(design, 'calmr'); cues = d.cues; names = d.outcomes or ('US',)
+    a = _per(alphas, 'alphas', cues + names)
+    us = {n: _per(x, n, names) for n, x in (('betas_on', betas_on), ('betas_off', betas_off), ('lambdas', lambdas))}
+    if not d.named_us:
+        return dict(salience={c: a[c] for c in cues}, beta={'+': us['betas_on']['US'], '-': us['betas_off']['US']}, lam=us['lambdas']['US'], dialect='calmr')
+    return dict(salience={c: a[c] for c in cues}, beta={u: {'+': us['betas_on'][u], '-': us['betas_off'][u]} for u in names},
+                lam=dict(us['lambdas']), dialect='calmr')
 
 # %% ../nbs/01_designs.ipynb #63c8f2ea
 def explore(design:str='exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B', # initial design

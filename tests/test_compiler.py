@@ -6,7 +6,7 @@ import pytest
 import torch
 from pavlovattn.core import recur
 from pavlovattn.families import FAMILIES
-from pavlovattn.designs import parse_design, simulate, trial_orders, expected_absent, vhw_keys
+from pavlovattn.designs import parse_design, simulate, trial_orders, expected_absent, vhw_keys, calmr_parameters
 from pavlovattn import competition
 
 # --- oracle 1: the cue-competition page's former runner (its own reader, sequences and recur call) -------------------------
@@ -233,3 +233,57 @@ def test_expected_absent_and_vhw_keys():
     assert torch.equal(expected_absent(x), torch.tensor([[0., 0, 0], [0, 1, 0], [0, 0, 0], [1, 0, 0]], dtype=torch.float64))
     kr, kw = vhw_keys(x, torch.eye(3, dtype=torch.float64), omega=0.25)
     assert torch.equal(kw[1], torch.tensor([1., -0.25, 0.], dtype=torch.float64)) and torch.equal(kr, x.double())
+
+# --- named USs (calmr dialect): one value dimension (head) per US, each with its own lambda and rates ------------------
+
+def _rw_multi(res, group, s, alpha, lams, on, off):
+    "Rescorla-Wagner with several USs, written here: V[cue][us] += alpha_cue beta_us (lambda_us [us present] - sum of present V[.][us])."
+    cues, us = [c.split(':')[0] for c in res.cues[::len(res.outcomes)]], res.outcomes
+    V = {c: {u: 0.0 for u in us} for c in cues}; tts = res.runs[group]['trial_types']; out = [[0.0] * (len(cues) * len(us))]; reads = []
+    for i in res.runs[group]['order'][s].tolist():
+        tt = tts[i]
+        reads.append([sum(V[c][u] for c in tt.cues) for u in us])
+        if not tt.probe:
+            err = {u: (lams[u] if u in tt.outcomes else 0.0) - sum(V[c][u] for c in tt.cues) for u in us}
+            for c in tt.cues:
+                for u in us: V[c][u] += alpha.get(c, 1.0) * (on[u] if u in tt.outcomes else off[u]) * err[u]
+        out.append([V[c][u] for c in cues for u in us])
+    return torch.tensor(out, dtype=torch.float64), reads
+
+def test_named_uss_equal_an_independent_loop():
+    design = ('a: !6A(US_a)/6B(US_b)/4AB(US_a)(US_b)/3C | !5AC(US_b)/5C(US)/5B | #A/#B/#C ; '
+              'b: 8A>B(US_a)/4(US_b) | !3A(US_b)/3AB | #AB')
+    alpha, lams = {'A': 0.6, 'B': 1.2, 'C': 0.8}, {'US_a': 1.0, 'US_b': 1.7, 'US': 0.5}
+    on, off = {'US_a': 0.3, 'US_b': 0.2, 'US': 0.25}, {'US_a': 0.1, 'US_b': 0.05, 'US': 0.15}
+    r = simulate(design, dialect='calmr', salience=alpha, lam=lams, beta={u: {'+': on[u], '-': off[u]} for u in on},
+                 subjects=5, seed=2, per_subject=True)
+    assert r.outcomes == ('US_a', 'US_b', 'US') and r.cues[:3] == ('A:US_a', 'A:US_b', 'A:US')
+    for g in ('a', 'b'):
+        run = r.runs[g]
+        for s in range(5):
+            V, reads = _rw_multi(r, g, s, alpha, lams, on, off)
+            assert float((run['V'][s] - V).abs().max()) < 1e-12, (g, s)
+            o = run['order'][s].long().tolist()
+            for i in range(len(run['trial_types'])):
+                tot = torch.tensor([sum(x[h] for x, j in zip(reads, o) if j == i) for h in range(3)], dtype=torch.float64)
+                assert float((run['pred_sum'][s, i] - tot).abs().max()) < 1e-12
+    p = r.probes['a']
+    assert [(x['cues'], x['outcome']) for x in p[:3]] == [('A', 'US_a'), ('A', 'US_b'), ('A', 'US')]
+    po = r.per_outcome['a']
+    assert set(po) == {'US_a', 'US_b', 'US'} and po['US_b']['B'] == r.strengths['a']['B:US_b']
+    kw = dict(r.params)   # calmr's parameter names give the same run
+    c = calmr_parameters(design, alphas=alpha, betas_on=on, betas_off=off, lambdas=lams)
+    r2 = simulate(design, subjects=5, seed=2, per_subject=True, **c)
+    assert torch.equal(r2.runs['a']['V'], r.runs['a']['V'])
+
+def test_named_us_refusals_and_single_us_unchanged():
+    with pytest.raises(ValueError, match='needs a design with named USs'): simulate('10A+', lam={'US_a': 1.0})
+    with pytest.raises(ValueError, match="needs exactly the keys"): simulate('10A+', beta={'US_a': 1.0})
+    with pytest.raises(ValueError, match='missing: US_b'): simulate('5A(US_a)/5B(US_b)', dialect='calmr', lam={'US_a': 1.0})
+    with pytest.raises(ValueError, match='a second \\(US_a\\) in one period'): parse_design('5A(US_a)(US_a)', dialect='calmr')
+    d = parse_design('4A(US_a)>B(US_b)/2(US_b)', dialect='calmr')
+    assert str(d) == 'group: 4A(US_a)>B(US_b)/2(US_b)' and str(parse_design(str(d), dialect='calmr')) == str(d)
+    assert [t.outcomes for t in d.groups[0].trial_types] == [('US_a', 'US_b'), ('US_b',), ('US_b',)]
+    one = simulate('10A(US)/10B | #A', dialect='calmr', beta=0.2)            # a plain (US): one value dimension, as before
+    assert one.outcomes == () and one.cues == ('A', 'B') and 'outcome' not in one.probes['group'][0]
+    assert parse_design('10(US_a)+').cues == ('US_a',)                        # the native grammar: US_a is a cue

@@ -130,7 +130,7 @@ def test_calmr_forms_parse_and_print_back():
 
 @pytest.mark.parametrize('s, msg', [
     ('10A>B+', 'marks its US with (US) only'), ('10A(US)+', 'marks its US with (US) only'),
-    ('10(US_a)', 'named US "(US_a)" at position 3'), ('10A>>B', 'empty period before ">" at position 5'),
+    ('10A(US_a)(US_a)', 'a second (US_a) in one period at position 10'), ('10A>>B', 'empty period before ">" at position 5'),
     ('10A>', 'no cues'), ('10A(US)(US)', 'a second (US) in one period at position 8'), ('10(US)', 'no cues'),
 ])
 def test_calmr_refusals_are_positioned(s, msg):
