@@ -693,8 +693,9 @@ def simulate(design,                  # a design string or a parsed `Design`
     Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
     comp = _compiled(rule, dtype, device, engine)
     show = lambda r: r['+'] if r['+'] == r['-'] else r
-    params = dict(beta=show(rates) if names == (None,) else {n: show(r) for n, r in zip(names, head_rates)}, gamma=gamma,
-                  lam=lam if names == (None,) else dict(zip(names, lams)), keys=keys, dk=dkk, overlap=float(overlap),
+    one = lambda xs: all(x == xs[0] for x in xs)                         # named USs sharing a value: shown once, as for one US
+    params = dict(beta=show(rates) if one(head_rates) else {n: show(r) for n, r in zip(names, head_rates)}, gamma=gamma,
+                  lam=lam if one(lams) else dict(zip(names, lams)), keys=keys, dk=dkk, overlap=float(overlap),
                   salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
                   subjects=subjects, seed=seed, miniblocks=miniblocks, dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
     if dialect != 'native': params['dialect'] = dialect               # the native run's JSON is unchanged

@@ -271,7 +271,8 @@ def test_named_uss_equal_an_independent_loop():
     assert [(x['cues'], x['outcome']) for x in p[:3]] == [('A', 'US_a'), ('A', 'US_b'), ('A', 'US')]
     po = r.per_outcome['a']
     assert set(po) == {'US_a', 'US_b', 'US'} and po['US_b']['B'] == r.strengths['a']['B:US_b']
-    kw = dict(r.params)   # calmr's parameter names give the same run
+    assert r.params['lam'] == lams and r.params['beta']['US_b'] == {'+': 0.2, '-': 0.05}
+    assert simulate('5A(US_a)/5B(US_b)', dialect='calmr', beta=0.2).params['beta'] == 0.2   # one shared value: shown once
     c = calmr_parameters(design, alphas=alpha, betas_on=on, betas_off=off, lambdas=lams)
     r2 = simulate(design, subjects=5, seed=2, per_subject=True, **c)
     assert torch.equal(r2.runs['a']['V'], r.runs['a']['V'])
