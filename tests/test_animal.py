@@ -225,3 +225,13 @@ def test_session_curves_one_point_per_session():
             for gg, _, t, _ in e.points:
                 if gg == g: s, n = t.rsplit(' session ', 1); series.setdefault(s, []).append(int(n))
             assert all(v[0] in (0, 1) and v == list(range(v[0], v[0] + len(v))) for v in series.values()), (e.id, g, series)
+
+
+def test_softmax_fit_recovers_tau_from_model_data():
+    # τ (folded into the keys) is recovered; β is not asserted: every exemplar carries the same β, so it matters only
+    # against the sink's weight 1, which hundreds of stored trials swamp (the losses reach 0 at other β too)
+    b = compile_batch(select(['overexpectation', 'renewal', 'inhibitor_extinction']))
+    with torch.no_grad(): b.y = respond(b, strengths(b, 'softmax', 0.3, tau=0.5), a=-1., b=4.)
+    got = fit('softmax', batch=b, joint=True, steps=60, restarts=2, lr=0.1)
+    assert got['params']['tau'] == pytest.approx(0.5, abs=0.01), got['params']
+    assert all(e['loss'] < 1e-3 for e in got['experiments']), [e['loss'] for e in got['experiments']]
