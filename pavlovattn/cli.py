@@ -64,8 +64,15 @@ def _run_args(p):
     p.add_argument('--dtype', default='float64', help='float64 or float32 (default float64)')
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--tau', type=float, default=1.0, help='softmax temperature (default 1)')
+    p.add_argument('--omega', type=float, default=None, help="vhw only: rate of an expected-but-absent cue relative to a present one (default 0.5)")
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does), with a warning, instead of refusing it')
+    p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are not read: give --beta, --salience")
+    p.add_argument('--palms-unsigned', default='-', metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
+    p.add_argument('--pyndl', default=None, metavar='EVENTS', help='read the design from a pyndl event file (tab-separated cues and outcomes; gzip or plain): one outcome, one design')
+    p.add_argument('--outcome', default=None, metavar='NAME', help="with --pyndl: the outcome whose events are + (default: the file's only outcome)")
+    p.add_argument('--results-file', default=None, metavar='PATH', help='also write the results as a table to PATH (.csv, or .parquet with pyarrow), written atomically')
+    p.add_argument('--results-layout', default='tidy', metavar='LAYOUT', help="with --results-file: tidy (group, phase, trial, trial type, cue, statistic, value) or calmr (calmr's associations table) (default tidy)")
 
 def _parse_salience(text:str) -> dict:
     "'A=0.8,B=0.2,(ctx)=0.5' -> {'A': 0.8, 'B': 0.2, 'ctx': 0.5}; one-line UsageError naming a bad item."
@@ -96,8 +103,12 @@ def _check_table_size(d):
 def _print_table(res):
     p = res.params
     probes, strengths = res.probes, res.strengths                # built once: printing is linear in the number of groups
-    beta = _fmt(p['beta']) if not isinstance(p['beta'], dict) else f"{_fmt(p['beta']['+'])}(+)/{_fmt(p['beta']['-'])}(-)"
-    print(f"rule {res.rule}: beta={beta} gamma={_fmt(p['gamma'])} lam={_fmt(p['lam'])} keys={p['keys']} dk={p['dk']}"
+    def num(x):                                                  # a number, {'+': b, '-': b}, or one of those per named US
+        if not isinstance(x, dict): return _fmt(x)
+        if set(x) == {'+', '-'}: return f"{_fmt(x['+'])}(+)/{_fmt(x['-'])}(-)"
+        return ','.join(f'{k}:{num(v)}' for k, v in x.items())
+    beta = num(p['beta'])
+    print(f"rule {res.rule}: beta={beta} gamma={_fmt(p['gamma'])} lam={num(p['lam'])} keys={p['keys']} dk={p['dk']}"
           + (f" overlap={_fmt(p['overlap'])}" if p['keys'] == 'random' else '') + (' normalize' if p['normalize'] else '')
           + f" subjects={p['subjects']} seed={p['seed']} {p['dtype']}")
     for g in res.runs:
@@ -105,8 +116,9 @@ def _print_table(res):
         pr = probes[g]
         if pr:
             print('  probes (prediction before the write; mean, sd over subjects):')
-            w = max(len(x['cues']) for x in pr)
-            for x in pr: print(f"    phase {x['phase']}  #{x['cues']:<{w}}  {x['mean']:>12.6g}  sd {x['sd']:.3g}  n={x['subjects']}")
+            lab = lambda x: x['cues'] + (f" -> {x['outcome']}" if 'outcome' in x else '')   # named USs: one row per US
+            w = max(len(lab(x)) for x in pr)
+            for x in pr: print(f"    phase {x['phase']}  #{lab(x):<{w}}  {x['mean']:>12.6g}  sd {x['sd']:.3g}  n={x['subjects']}")
         print('  final strengths: ' + '  '.join(f'{c} {_fmt(v)}' for c, v in strengths[g].items()))
 
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
@@ -116,15 +128,24 @@ def _run(a) -> int:
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
     if a.dialect is not None: _choice('dialect', a.dialect, dz.DIALECTS)
-    if (a.design is None) == (a.calmr is None):
-        raise UsageError('pavlovattn run: give DESIGN or --calmr FILE.csv, not both' if a.design is not None
-                         else 'pavlovattn run: the following arguments are required: DESIGN (or --calmr FILE.csv)')
+    given = [n for n, x in (('DESIGN', a.design), ('--calmr', a.calmr), ('--palms', a.palms), ('--pyndl', a.pyndl)) if x is not None]
+    if len(given) != 1:
+        raise UsageError(f'pavlovattn run: give one of DESIGN, --calmr, --palms or --pyndl, not {" and ".join(given)}' if given
+                         else 'pavlovattn run: the following arguments are required: DESIGN (or --calmr, --palms or --pyndl FILE)')
+    if a.outcome is not None and a.pyndl is None: raise UsageError('pavlovattn run: --outcome goes with --pyndl')
+    if a.results_file is None and a.results_layout != 'tidy': raise UsageError('pavlovattn run: --results-layout goes with --results-file')
+    if a.results_file is not None: _choice('results layout', a.results_layout, _mod('interop').RESULT_LAYOUTS)
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
     _check_device(a.device, 'run', a.dtype)
     try:
+        io = _mod('interop')
         if a.calmr is not None:
-            try: design = _mod('interop').read_calmr(a.calmr)
+            try: design = io.read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
+        elif a.palms is not None: design = io.read_palms(a.palms, unsigned=a.palms_unsigned)
+        elif a.pyndl is not None:
+            try: design = io.read_pyndl(a.pyndl, outcome=a.outcome)
+            except OSError as e: raise UsageError(f'pavlovattn run: cannot read --pyndl {a.pyndl}: {e.strerror or e}')
         else: design = dz.parse_design(a.design, dialect)
         if a.format == 'csv': _check_table_size(design)
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
@@ -132,7 +153,10 @@ def _run(a) -> int:
             warnings.simplefilter('always', RuntimeWarning)
             res = dz.simulate(design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
                            salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(_mod('torch'), a.dtype),
-                           device=a.device, tau=a.tau)
+                           device=a.device, tau=a.tau, **({'omega': a.omega} if a.omega is not None else {}), **({'per_subject': True} if a.results_layout == 'calmr' else {}))
+        if a.results_file is not None:
+            try: _mod('interop').write_results(res, a.results_file, layout=a.results_layout)
+            except OSError as e: raise UsageError(f'pavlovattn run: cannot write --results-file {a.results_file}: {e.strerror or e}')
         for w in caught: print(dz.one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
     except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
     if a.format == 'json': print(json.dumps(res.to_json(), indent=1))

@@ -96,3 +96,72 @@ def test_claims_that_cannot_run_are_reported_under_the_command(monkeypatch, caps
     assert cli.main(['reproduce', '--only', 'core-deltanet-is-rescorla-wagner', '--quiet']) == 1
     err = capsys.readouterr().err
     assert err == 'pavlovattn reproduce: some claims could not run: toy\n'
+
+# designs from other simulators on the command line: the same numbers as the readers give in Python; results written as tables
+PALMS = 'Blocking|10A+|10AB+|1B\nControl|10C+|10AB+|1B\n'
+EVENTS = 'cues\toutcomes\tfrequency\nA_B\tx\t5\nA\tx\t3\nB\t\t2\n'
+
+def _strengths(out): return {g: v['strengths'] for g, v in json.loads(out)['groups'].items()}
+
+def test_palms_and_pyndl_files_run_as_their_readers_read_them(tmp_path):
+    from pavlovattn import interop, designs
+    (tmp_path / 'b.rw').write_text(PALMS); (tmp_path / 'e.tsv').write_text(EVENTS)
+    for flag, path, design in (('--palms', 'b.rw', interop.read_palms(str(tmp_path / 'b.rw'))),
+                               ('--pyndl', 'e.tsv', interop.read_pyndl(tmp_path / 'e.tsv'))):
+        r = pv('run', flag, str(tmp_path / path), '--beta', '0.2', '--format', 'json')
+        assert r.returncode == 0, r.stderr
+        want = designs.simulate(design, beta=0.2).to_json()['groups']
+        got = _strengths(r.stdout)
+        assert got.keys() == want.keys()
+        for g in got: assert got[g] == pytest.approx(want[g]['strengths'], abs=1e-12), (flag, g)
+    # unsigned PALMS trials: '-' by default (PALMS since 2026-02), '+' on request; here the last B trial is unsigned
+    hi = _strengths(pv('run', '--palms', str(tmp_path / 'b.rw'), '--palms-unsigned', '+', '--format', 'json').stdout)
+    lo = _strengths(pv('run', '--palms', str(tmp_path / 'b.rw'), '--format', 'json').stdout)
+    assert hi['Blocking']['B'] > lo['Blocking']['B']
+
+def test_results_file_layouts(tmp_path):
+    import pandas as pd
+    r = pv('run', 'exp: 3A+ | 2AB+', '--results-file', str(tmp_path / 't.csv'))
+    assert r.returncode == 0, r.stderr
+    t = pd.read_csv(tmp_path / 't.csv')
+    assert {'group', 'phase', 'trial', 'cue', 'statistic', 'value'} <= set(t.columns)
+    r = pv('run', 'exp: 3A+ | 2AB+', '--results-file', str(tmp_path / 'c.csv'), '--results-layout', 'calmr', '--beta', '0.5')
+    assert r.returncode == 0, r.stderr
+    c = pd.read_csv(tmp_path / 'c.csv')
+    assert list(c.columns) == ['group', 'phase', 'trial_type', 'trial', 'block_size', 's1', 's2', 'value', 'model']
+    V, ref = {'A': 0.0, 'B': 0.0}, []                                   # an independent Rescorla-Wagner loop, beta 0.5, lambda 1
+    for cues in ('A', 'A', 'A', 'AB', 'AB'):
+        ref.append(dict(V)); err = 1 - sum(V[x] for x in cues)
+        for x in cues: V[x] += 0.5 * err
+    for cue in 'AB':
+        got = c[c.s1 == cue].sort_values('trial')['value'].tolist()     # strength before each trial
+        assert got == pytest.approx([r[cue] for r in ref], abs=1e-12), cue
+
+@pytest.mark.parametrize('argv, start', [
+    (['run', 'a: 2A+', '--palms', 'x.rw'], 'pavlovattn run: give one of DESIGN'),
+    (['run'], 'pavlovattn run: the following arguments are required'),
+    (['run', 'a: 2A+', '--outcome', 'x'], 'pavlovattn run: --outcome goes with --pyndl'),
+    (['run', 'a: 2A+', '--results-layout', 'calmr'], 'pavlovattn run: --results-layout goes with --results-file'),
+    (['run', 'a: 2A+', '--results-file', 'r.csv', '--results-layout', 'wide'], 'pavlovattn run: unknown results layout'),
+    (['run', 'a: 2A+', '--results-file', 'r.txt'], 'pavlovattn run: cannot write .txt'),
+    (['run', '--pyndl', 'does-not-exist.tsv'], 'pavlovattn run: cannot read --pyndl'),
+    (['run', '--palms', 'does-not-exist.rw'], 'pavlovattn run: cannot read'),
+])
+def test_interop_flags_refuse_bad_input_in_one_line(argv, start, tmp_path):
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *argv], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith(start) and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+def test_omega_reaches_vhw_and_is_refused_elsewhere():
+    from pavlovattn import designs
+    d = 'g: 10AB+ | 10A+ | #B'
+    for w in (0.25, 1.0):
+        r = pv('run', '--rule', 'vhw', '--omega', str(w), d, '--format', 'json')
+        want = designs.simulate(d, rule='vhw', omega=w).to_json()['groups']['g']['probes'][0]['mean']
+        assert r.returncode == 0 and json.loads(r.stdout)['groups']['g']['probes'][0]['mean'] == pytest.approx(want, abs=1e-12)
+    r = pv('run', '--omega', '1', d)
+    assert r.returncode == 2 and r.stderr.startswith('pavlovattn run: the delta family has no omega')
+
+def test_named_us_probe_rows_name_their_us():
+    r = pv('run', '--dialect', 'calmr', 'g: 10A(US_a)/10B(US_b) | 1#A')
+    assert r.returncode == 0, r.stderr
+    assert '#A -> US_a' in r.stdout and '#A -> US_b' in r.stdout
