@@ -4,13 +4,13 @@
 
 # %% ../nbs/00a_registry.ipynb #5e8f1b1d
 from __future__ import annotations
-import importlib, json, pkgutil, textwrap, time, traceback
+import importlib, inspect, json, pkgutil, textwrap, time, traceback
 from collections import Counter
 from typing import Callable, NamedTuple
 
 # %% auto #0
 __all__ = ['PAPER_VERDICTS', 'CLAIMS', 'PAPER_RULES', 'COLUMNS', 'Verdict', 'Paper', 'Claim', 'claim', 'not_covered',
-           'load_claims', 'run_claims', 'summary_line', 'format_table']
+           'load_claims', 'run_claims', 'summary_line', 'format_table', 'doc_renderer']
 
 # %% ../nbs/00a_registry.ipynb #7af87e3d
 class Verdict(NamedTuple):
@@ -171,3 +171,34 @@ def format_table(rows:list,         # rows of `run_claims`
         if not wide: out.append(sep)
     out.append(summary_line(rows))
     return '\n'.join(out)
+
+# %% ../nbs/00a_registry.ipynb #docrend02
+def _fields_text(src:str) -> str:
+    "A named tuple's source without its docstring and methods: the class line and its fields, with their comments."
+    lines, out, i = src.splitlines(), [], 1
+    out.append(lines[0])
+    if i < len(lines) and lines[i].strip()[:1] in ('"', "'"):            # skip the docstring (one line, or up to its closing quotes)
+        q = lines[i].strip()[:3] if lines[i].strip()[:3] in ('"""', "'''") else None
+        while q and not (lines[i].strip().endswith(q) and len(lines[i].strip()) > 3): i += 1
+        i += 1
+    for l in lines[i:]:
+        if l.strip().startswith(('def ', '@', 'class ')): break
+        out.append(l)
+    return '\n'.join(out).rstrip()
+
+class _Text:
+    def __init__(self, s): self.s = s
+    def __str__(self): return self.s
+
+def doc_renderer(sym,                 # what `show_doc` documents
+                 name:str|None=None,  # the name to show
+                 title_level:int=3,   # heading level
+                ):
+    "nbdev's `show_doc` renderer, except that a named tuple shows its fields with their comments, not `(*args, **kwargs)`."
+    from nbdev.showdoc import BasicMarkdownRenderer               # nbdev is needed only to build the docs
+    r = BasicMarkdownRenderer(sym, name=name, title_level=title_level)
+    if isinstance(sym, type) and issubclass(sym, tuple) and hasattr(sym, '_fields'):
+        try: r.dm = _Text(_fields_text(inspect.getsource(sym)))
+        except (OSError, TypeError): pass                             # no source (e.g. made by collections.namedtuple): nbdev's own
+    return r
+
