@@ -98,8 +98,9 @@ def read_calmr(path,                 # a calmr design table as CSV (R's write.cs
 def _trial_calmr(t) -> str:
     "A trial type in calmr's notation: `10AB(US)`, `10AB`, `1#A`, `10N>(US)`, `10(US)`."
     cue = lambda cs: ''.join(c if len(c) == 1 and c.isalpha() else f'({c})' for c in cs)
-    if t.periods: body = '>'.join(cue(p.cues) + '(US)' * u for p, u in zip(t.periods, t.us))
-    else: body = cue(t.cues) + ('(US)' if t.outcome == '+' else '')
+    usn = lambda ns: ''.join(f'({n})' for n in ns)                  # the USs by name: (US), or (US_a)(US_b) for named ones
+    if t.periods: body = '>'.join(cue(p.cues) + usn(ns) for p, ns in zip(t.periods, t.period_us or tuple(('US',) * u for u in t.us)))
+    else: body = cue(t.cues) + usn(t.outcomes or (('US',) if t.outcome == '+' else ()))
     return f"{t.count}{'#' if t.probe else ''}{body}"
 
 def _q(s:str) -> str: return '"' + s.replace('"', '""') + '"'

@@ -78,8 +78,8 @@ def test_cli_calmr_table(tmp_path):
     for g in ('Blocking', 'Control'): assert abs(j['groups'][g]['probes'][0]['mean'] - res.probes[g][0]['mean']) < 1e-12
 
 @pytest.mark.parametrize('args, msg', [
-    ([], 'the following arguments are required: DESIGN (or --calmr FILE.csv)'),
-    (['10A+', '--calmr', 'x.csv'], 'give DESIGN or --calmr FILE.csv, not both'),
+    ([], 'the following arguments are required: DESIGN (or --calmr, --palms or --pyndl FILE)'),
+    (['10A+', '--calmr', 'x.csv'], 'give one of DESIGN, --calmr, --palms or --pyndl, not DESIGN and --calmr'),
     (['--calmr', '/nonexistent/x.csv'], 'cannot read --calmr /nonexistent/x.csv'),
     (['10AC'], 'expected + or - after the cues'),
     (['10A>B', '--dialect', 'calmr', '--beta', '3'], 'beta*|k|^2 = 3 > 2'),
@@ -415,3 +415,10 @@ def test_write_results_parquet(tmp_path):
         back = pd.read_parquet(tmp_path / f'{layout}.parquet')
         want = tidy(res) if layout == 'tidy' else calmr_results(res)
         assert list(back.columns) == list(want.columns) and np.allclose(back.value, want.value)
+
+@pytest.mark.parametrize('s', ['g: 10A(US_a)/10B(US_b) | 1#A', 'g: 10A>B(US_a) | 5(US_b)/2AB', 'g: 4AB(US_a)(US_b) | 1#A ; h: 4A(US_b) | 1#A'])
+def test_calmr_writer_keeps_named_uss(tmp_path, s):
+    from pavlovattn.designs import parse_design
+    d = parse_design(s, 'calmr'); p = tmp_path / 'd.csv'
+    write_calmr(d, p)
+    assert 'US_' in p.read_text() and str(read_calmr(p)) == str(d)
