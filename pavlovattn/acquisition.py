@@ -27,7 +27,7 @@ def extinction_curve(rule:str,        # one of `RULES`
                      tau:float=1.0,   # softmax temperature
                      other:bool=False,# the non-reinforced trials are of another cue with a key orthogonal to this one
                     ):
-    "Closed-form read-out `u^T S k` after `n` non-reinforced trials that follow acquisition (theory §3.2; derived here)."
+    "Closed-form read-out `u^T S k` after `n` non-reinforced trials that follow acquisition (derived here)."
     if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
     fam = FAMILIES[rule]; gamma = fam.gamma_or_default(gamma)
     n = torch.as_tensor(n, dtype=torch.float64)
@@ -114,7 +114,7 @@ def _design_errors(rule, g, device):
 
 @claim('acquisition-extinction-closed-forms',
        "each family's acquisition and extinction curves (A- trials, and B- trials of an orthogonal cue) follow their closed forms",
-       source='theory §3.2 (derived here)',
+       source='derived here',
        expected='max |sim - closed form| < 1e-12 (float64; designs.simulate and core.recur), over a grid of beta, gamma, |k|^2',
        exact=True)
 def _claim_acq_ext(full=False, device='cpu'):
@@ -137,7 +137,7 @@ def _claim_acq_ext(full=False, device='cpu'):
 @claim('extinction-dissociation',
        'hebbian attention does not extinguish on A- trials; decay loses A identically on A- and B- trials; '
        'delta extinguishes A on A- trials and not at all on B- trials',
-       source='theory §3.2 (derived here)',
+       source='derived here',
        expected='on ext: 20A+ | 20A- ; other: 20A+ | 20B-: hebbian A- change = 0; decay |A(ext) - A(other)| < 1e-12; '
                 'delta B- change < 1e-12 and |A after A-| < A after A+',
        exact=True)

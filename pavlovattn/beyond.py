@@ -53,7 +53,7 @@ def blocked_closed_form(design,              # design string (blocked) or its `d
                         tau:float=1.0,       # softmax temperature
                         sink:float=SINK,     # softmax sink weight
                        ) -> dict:            # {group: [probe read-out, ...]}
-    "Closed-form probe read-outs of a blocked design with one-hot keys, for any family (theory §3.1, §5; derived here)."
+    "Closed-form probe read-outs of a blocked design with one-hot keys, for any family (derived here)."
     fam = family(rule)
     groups = design if isinstance(design, dict) else design_blocks(design)
     cues = sorted({c for bl in groups.values() for _, cs, _ in bl for c in cs})
@@ -204,35 +204,35 @@ def _expected(name):
     return f"directions (treated vs control) {pred}; |sim - closed form| < 1e-12 (float64); data: {''.join(ph.data)}"
 
 @claim('beyond-latent-inhibition', 'latent inhibition: absent in every single-state family (no write on an empty memory); softmax shows it as dilution',
-       source='theory §5 (derived here)', expected=_expected('latent-inhibition'), exact=True)
+       source='derived here', expected=_expected('latent-inhibition'), exact=True)
 def _claim_li(full=False, device='cpu'): return _phenomenon_verdict('latent-inhibition', device)
 
 @claim('beyond-backward-blocking', 'backward blocking: no family revalues the absent B (exact tie against a length-matched control)',
-       source='theory §5 (derived here)', expected=_expected('backward-blocking'), exact=True)
+       source='derived here', expected=_expected('backward-blocking'), exact=True)
 def _claim_bb(full=False, device='cpu'): return _phenomenon_verdict('backward-blocking', device)
 
 @claim('beyond-recovery-from-overshadowing', 'recovery from overshadowing: no family revalues the absent B (exact tie)',
-       source='theory §5 (derived here)', expected=_expected('recovery-from-overshadowing'), exact=True)
+       source='derived here', expected=_expected('recovery-from-overshadowing'), exact=True)
 def _claim_uo(full=False, device='cpu'): return _phenomenon_verdict('recovery-from-overshadowing', device)
 
 @claim('beyond-sensory-preconditioning', 'sensory preconditioning: V_B = 0 in every single-state family; softmax predicts the opposite direction',
-       source='theory §5 (derived here)', expected=_expected('sensory-preconditioning'), exact=True)
+       source='derived here', expected=_expected('sensory-preconditioning'), exact=True)
 def _claim_sp(full=False, device='cpu'): return _phenomenon_verdict('sensory-preconditioning', device)
 
 @claim('beyond-extinction-of-inhibition', 'extinction of inhibition: delta families lose the inhibitor under X- trials; contiguity and softmax never have one',
-       source='theory §3.5, §5 (derived here)', expected=_expected('extinction-of-inhibition'), exact=True)
+       source='derived here', expected=_expected('extinction-of-inhibition'), exact=True)
 def _claim_ei(full=False, device='cpu'): return _phenomenon_verdict('extinction-of-inhibition', device)
 
 @claim('beyond-renewal', 'renewal with contexts as cues: delta families give ABA, ABC (not AAB); softmax only ABA; contiguity none',
-       source='theory §5 (derived here; softmax ABC differs from the notes\' table)', expected=_expected('renewal'), exact=True)
+       source='derived here', expected=_expected('renewal'), exact=True)
 def _claim_rn(full=False, device='cpu'): return _phenomenon_verdict('renewal', device)
 
 @claim('beyond-reinstatement', 'reinstatement: every family, through context excitation (not CS-specific)',
-       source='theory §5 (derived here)', expected=_expected('reinstatement'), exact=True)
+       source='derived here', expected=_expected('reinstatement'), exact=True)
 def _claim_ri(full=False, device='cpu'): return _phenomenon_verdict('reinstatement', device)
 
 @claim('beyond-van-hamme-wasserman', 'a delta rule with separate read/write keys (Van Hamme-Wasserman) gives backward blocking and recovery from overshadowing',
-       source='theory §5 (derived here)', expected="BB <, UO >, SP < (data: <, >, >); |sim - closed form| < 1e-12 (float64)", exact=True)
+       source='derived here', expected="BB <, UO >, SP < (data: <, >, >); |sim - closed form| < 1e-12 (float64)", exact=True)
 def _claim_vhw(full=False, device='cpu'):
     res, err = {}, 0.0
     for n, pred in (('backward-blocking', '<'), ('recovery-from-overshadowing', '>'), ('sensory-preconditioning', '<')):

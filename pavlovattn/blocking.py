@@ -42,7 +42,7 @@ def blocking_general(a,                 # phase-1 key `[..., dk]` (A's key; C's 
                      tau:float=1.0,     # softmax temperature
                      sink:float=1.0,    # softmax sink weight
                     ) -> torch.Tensor:  # V_B = u^T S k_b after both phases, float64
-    "Closed-form strength of the test key after `n1` trials of key `a` then `n2` of compound `c` (theory §3.3a, derived here)."
+    "Closed-form strength of the test key after `n1` trials of key `a` then `n2` of compound `c` (derived here)."
     a, b, c = _f64(a), _f64(b), _f64(c)
     n1, n2, lam, beta = _f64(n1), _f64(n2), _f64(lam), _f64(beta)
     g = _f64(_rule_gamma(rule, gamma))
@@ -117,7 +117,7 @@ def blocking_onehot(n1,               # phase-1 trials
                     alpha_a=1.0,      # salience of A (squared key norm)
                     alpha_b=1.0,      # salience of B
                    ) -> Blocking:
-    "DeltaNet blocking with orthogonal (salience-scaled one-hot) cues and the summed compound key (theory §3.3b)."
+    "DeltaNet blocking with orthogonal (salience-scaled one-hot) cues and the summed compound key (derived on this page)."
     n1, n2, beta, lam, alpha_a, alpha_b = map(_f64, (n1, n2, beta, lam, alpha_a, alpha_b))
     s = alpha_a + alpha_b
     pA = lam * (1 - (1 - beta * alpha_a)**n1)
@@ -130,7 +130,7 @@ def blocking_normalized(n1,        # phase-1 trials
                         beta,      # write rate
                         lam=1.0,   # US magnitude
                        ) -> Blocking:
-    "DeltaNet blocking with unit orthogonal cues and the L2-normalised compound key (a+b)/sqrt2 (theory §3.3c)."
+    "DeltaNet blocking with unit orthogonal cues and the L2-normalised compound key (a+b)/sqrt2 (derived on this page)."
     n1, n2, beta, lam = map(_f64, (n1, n2, beta, lam))
     r2 = math.sqrt(2)
     acq2 = 1 - (1 - beta)**n2
@@ -144,7 +144,7 @@ def blocking_overlap(n1,           # phase-1 trials
                      lam=1.0,      # US magnitude
                      rho_c=0.0,    # overlap of the control cue C with A and with B
                     ) -> Blocking:
-    "DeltaNet blocking with unit cues of overlap `rho` and the summed compound key (theory §3.3d)."
+    "DeltaNet blocking with unit cues of overlap `rho` and the summed compound key (derived on this page)."
     n1, n2, beta, rho, lam, rho_c = map(_f64, (n1, n2, beta, rho, lam, rho_c))
     p1 = lam * (1 - (1 - beta)**n1)
     half = (1 - (1 - 2 * beta * (1 + rho))**n2) / 2
@@ -179,7 +179,7 @@ def blocking_gated(n1,             # phase-1 trials
                    gamma,          # decay alpha per trial (forget before error)
                    lam=1.0,        # US magnitude
                   ) -> Blocking:
-    "Gated-DeltaNet blocking with unit orthogonal cues and the summed compound key (theory §3.3e)."
+    "Gated-DeltaNet blocking with unit orthogonal cues and the summed compound key (derived on this page)."
     n1, n2, beta, g, lam = map(_f64, (n1, n2, beta, gamma, lam))
     r, q = g * (1 - beta), g * (1 - 2 * beta)
     p1 = beta * lam * (1 - r**n1) / (1 - r)
@@ -198,7 +198,7 @@ def blocking_contiguity(rule:str,        # 'hebbian', 'decay' or 'softmax'
                         tau:float=1.0,   # softmax temperature
                         sink:float=1.0,  # softmax sink weight
                        ) -> Blocking:
-    "V_B in both groups for the families without error correction, unit cues, summed compound (theory §3.3f)."
+    "V_B in both groups for the families without error correction, unit cues, summed compound (derived on this page)."
     fam = family(rule)
     if fam.error_correcting: raise ValueError(f"blocking_contiguity is for the families without error correction; got {rule!r}")
     n1, n2, beta, lam, rho, rho_c = map(_f64, (n1, n2, beta, lam, rho, rho_c))
@@ -223,7 +223,7 @@ def blocking_closed_form(rule:str='delta',     # one of `RULES`
                          tau:float=1.0,        # softmax temperature
                          sink:float=1.0,       # softmax sink weight
                         ) -> Blocking:
-    "V_B in the experimental (nA+ | nAB+ | #B) and control (nC+ | nAB+ | #B) groups, for any family and keying (theory §3.3)."
+    "V_B in the experimental (nA+ | nAB+ | #B) and control (nC+ | nAB+ | #B) groups, for any family and keying (derived on this page)."
     k = blocking_keys(overlap, overlap_c, salience, normalize)
     kw = dict(n1=n1, n2=n2, lam=lam, beta=beta, gamma=gamma, rule=rule, tau=tau, sink=sink)
     return Blocking(blocking_general(k['A'], k['B'], k['AB'], **kw), blocking_general(k['C'], k['B'], k['AB'], **kw))
@@ -242,7 +242,7 @@ GRID_KEYINGS = {'onehot': {}, 'salience': dict(salience={'A': 0.7, 'B': 0.4, 'C'
 GRID_RATES = (0.05, 0.2, 0.5, 1.0, 1.5, 1.95)   # beta * max |k|^2 over the experiment's keys (delta bound: 2)
 
 def _special_case(rule, keying, n1, n2, beta, gamma):
-    "The special case (b)-(f) of theory §3.3 for one keying (vectors of settings), or None where there is none."
+    "The special case (b)-(f) of the closed forms of this page for one keying (vectors of settings), or None where there is none."
     kw = GRID_KEYINGS[keying]
     rho, rc = kw.get('overlap', 0.0), kw.get('overlap_c', kw.get('overlap', 0.0))
     fam = family(rule)
@@ -309,8 +309,8 @@ def _blocking_grid(rules, dtype, full, device):
 from .registry import claim, Verdict
 
 # %% ../nbs/03_blocking.ipynb #a46cb93d
-@claim('blocking-closed-form', 'the Kamin-blocking closed forms (theory §3.3 a-f) match simulation across learning rates',
-       source='paper C2; theory §3.3 (derived here)', expected='max |sim - closed form| < 1e-12 (float64); paper: < 1e-7', exact=True)
+@claim('blocking-closed-form', 'the Kamin-blocking closed forms (cases a-f, derived on this page) match simulation across learning rates',
+       source='paper C2; derived here', expected='max |sim - closed form| < 1e-12 (float64); paper: < 1e-7', exact=True)
 def _claim_closed_form(full=False, device='cpu'):
     g64 = blocking_grid(full=full, device=device)
     g32 = blocking_grid(dtype=torch.float32, full=full, device=device)
@@ -337,7 +337,7 @@ def _ratio_grid(rule, device='cpu', full=False, gamma=0.9):
     return tuple(torch.tensor(x, dtype=torch.float64) for x in (Bt, N1, se, sc))
 
 @claim('blocking-delta-present', 'error-correcting attention (DeltaNet, Gated DeltaNet) shows Kamin blocking',
-       source='paper C3; theory §3.3(b),(e)', expected='V_B(exp)/V_B(ctrl) < 1 at every rate and n1 >= 1; delta ratio = (1-beta)^n1 (1e-12)')
+       source='paper C3; derived here', expected='V_B(exp)/V_B(ctrl) < 1 at every rate and n1 >= 1; delta ratio = (1-beta)^n1 (1e-12)')
 def _claim_delta_present(full=False, device='cpu'):
     res, ok, worst = {}, True, 0.0
     for rule in ('delta', 'gated-delta'):
@@ -350,7 +350,7 @@ def _claim_delta_present(full=False, device='cpu'):
                    f"|ratio - (1-beta)^n1| <= {worst:.1e}", ok, {'ratios': res, 'delta_ratio_vs_formula': worst})
 
 @claim('blocking-contiguity-absent', 'contiguity attention (linear attention, RetNet-style decay) shows no blocking; nor does softmax',
-       source='paper C3; theory §3.3(f)', expected='V_B(exp)/V_B(ctrl) == 1 exactly (orthogonal cues)')
+       source='paper C3; derived here', expected='V_B(exp)/V_B(ctrl) == 1 exactly (orthogonal cues)')
 def _claim_contiguity_absent(full=False, device='cpu'):
     res = {}
     for rule in ('hebbian', 'decay', 'softmax'):
@@ -360,7 +360,7 @@ def _claim_contiguity_absent(full=False, device='cpu'):
     return Verdict('ratio exactly 1 for ' + ', '.join(f"{r}: {v['ratios_equal_1']}" for r, v in res.items()), ok, res)
 
 @claim('blocking-normalized-partial', 'with an L2-normalised compound key DeltaNet blocks only partially, down to 1 - 1/sqrt2',
-       source='theory §3.3(c) (derived here)', expected='ratio at n1 = 400 within 1e-12 of 1 - 1/sqrt2 = 0.2929', exact=True)
+       source='derived here', expected='ratio at n1 = 400 within 1e-12 of 1 - 1/sqrt2 = 0.2929', exact=True)
 def _claim_normalized(full=False, device='cpu'):
     e = torch.eye(3, dtype=torch.float64); c = (e[0] + e[1]) / math.sqrt(2)
     bs = torch.tensor([0.1, 0.3, 0.5, 0.9], dtype=torch.float64)

@@ -341,7 +341,7 @@ def _slope_line(fit, s_fg, paper):
             f"paper {paper:g} ({'inside' if _in(paper, fit['ci']) else 'outside'})")
 
 @claim('capacity-worst-case', 'worst case: N* under the row-sum coherence criterion grows like sqrt(d_k); |r_i - v_i| <= R_i for every item',
-       source='paper v1 (C7) reconstruction; theory §6.2',
+       source='paper v1 (C7) reconstruction; derived here',
        expected="the slope's 95% CI contains the theory's finite-grid slope of 1 + delta/E|c| (mean item) on this grid "
                 "(protocol: unit keys, mean over draws of max_i R_i <= 0.5); the bound |r_i - v_i| <= R_i (triangle inequality) is reported, not judged",
        paper=Paper(PAPER['worst']))
@@ -353,7 +353,7 @@ def _claim_worst(full=False, device='cpu'):
                    _in(s_fg, fit['ci']), {**_fit_data(fit, 'worst', full, 'worst'), **wc, 'theory_finite_grid': s_fg})
 
 @claim('capacity-average-case', 'average case: E|r - v|^2 = (N-1)/d_k; N* for mean relative MSE <= eps^2 follows 1 + eps^2 d_k',
-       source='paper v1 (C7); theory §6.3 (derived here)',
+       source='paper v1 (C7); derived here',
        expected='all |z| < 4 for E|r-v|^2 vs (N-1)/d (12 settings, 256 draws) and |N* - floor(1 + 0.3 d)| <= 1 at every d',
        paper=Paper(PAPER['average']))
 def _claim_average(full=False, device='cpu'):
@@ -368,7 +368,7 @@ def _claim_average(full=False, device='cpu'):
                     'moments': [{k: x[k] for k in ('d', 'n', 'mean', 'ci', 'theory', 'z')} for x in ce]})
 
 @claim('capacity-exponent-accurate', 'accurate-retrieval capacity exponent of linear attention (paper: 1.22; theory: 1)',
-       source='paper C4; theory §6.4-6.5 (protocol ours)',
+       source='paper C4; protocol ours',
        expected="the slope's 95% CI contains s_fg, the theory's finite-grid slope of ln(1 + eps^2 d) (0.94 on the CPU grid)",
        paper=Paper(PAPER['accurate']))
 def _claim_exp_accurate(full=False, device='cpu'):
@@ -378,7 +378,7 @@ def _claim_exp_accurate(full=False, device='cpu'):
                    {**_fit_data(fit, 'accurate', full, 'accurate'), 'theory_finite_grid': s_fg, 'covers_paper': _in(PAPER['accurate'], fit['ci'])})
 
 @claim('capacity-exponent-identification', 'identification capacity exponent of linear attention (paper: 1.89; theory: near-quadratic, below 2)',
-       source='paper C4; theory §6.4-6.5 (protocol ours)',
+       source='paper C4; protocol ours',
        expected="the slope's 95% CI contains s_fg, the finite-grid slope of the leading-order theory d^2/(4 ln N*) (1.67 on the CPU grid)",
        paper=Paper(PAPER['identification']))
 def _claim_exp_ident(full=False, device='cpu'):

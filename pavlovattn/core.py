@@ -413,7 +413,7 @@ from .registry import claim, Verdict
 
 # %% ../nbs/00_core.ipynb #ccf7ef7a
 @claim('core-deltanet-is-rescorla-wagner', 'DeltaNet with one-hot keys (d_v = 1) is the Rescorla-Wagner rule',
-       source='paper C1; theory §1-2', expected='max |DeltaNet - RW loop| < 1e-12 (float64)', exact=True)
+       source='paper C1; derived here', expected='max |DeltaNet - RW loop| < 1e-12 (float64)', exact=True)
 def _claim_rw(full=False, device='cpu'):
     gen = torch.Generator().manual_seed(2508)
     worst = 0.0; designs = 40 if full else 10
@@ -428,7 +428,7 @@ def _claim_rw(full=False, device='cpu'):
     return Verdict(f'max |diff| = {worst:.1e} over {designs} random designs', worst < 1e-12, {'max_err': worst})
 
 @claim('core-acquisition-closed-forms', 'each family follows its closed-form acquisition curve',
-       source='theory §3.2 (derived here)', expected='max |sim - closed form| < 1e-12 (float64)', exact=True)
+       source='derived here', expected='max |sim - closed form| < 1e-12 (float64)', exact=True)
 def _claim_acq(full=False, device='cpu'):
     worst = {}
     for rule in RULES:

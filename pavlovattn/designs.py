@@ -959,7 +959,7 @@ from .registry import claim, Verdict
 
 # %% ../nbs/01_designs.ipynb #cfd9cb47
 @claim('designs-rw-reference', 'delta-rule simulation of randomised multi-phase designs equals an independent per-subject Rescorla-Wagner loop',
-       source='theory §1-2; ours (compiler check)', expected='max |simulate - RW loop| < 1e-12 (float64)', exact=True)
+       source='ours (compiler check)', expected='max |simulate - RW loop| < 1e-12 (float64)', exact=True)
 def _claim_designs_rw(full=False, device='cpu'):
     designs = [('exp: !8A+/8AB+/4B- | !6AC-/6C+ ; ctrl: !8D+/8AB+ | 5B- | !3AB+/3C-', {'A': 0.8, 'B': 0.5, 'C': 0.3}, 0.25),
                ('!10AB+/10A-/5C+ | !10BC+/10B- | 10ABC-', {'B': 0.4}, 0.3),

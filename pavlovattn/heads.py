@@ -193,7 +193,7 @@ from .registry import claim, Verdict
 
 # %% ../nbs/08_heads.ipynb #45119400
 @claim('heads-total-state', 'across an H x d_h head grid at fixed N, identification error depends mainly on total state H d_h^2',
-       source='paper C5; theory §7 (design ours, theory derived)',
+       source='paper C5; design ours, theory derived here',
        expected='identification: |c2| <= 0.2 |c1| over c2\'s 95% bootstrap CI in log err = c0 + c1 log(H d_h^2) + c2 log H; '
                 'relative L2 reported separately (predicted c1 = -1/4, c2 = +1/4: not total state alone)')
 def _claim_heads(full=False, device='cpu'):

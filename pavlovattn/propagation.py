@@ -21,7 +21,7 @@ def head_bound(n,          # associations per head
                delta,      # failure threshold on the crosstalk norm
                R:int=1,    # heads averaged (redundancy by averaging); 1 = a single head
               ) -> float:  # bound on P(|e| > delta), clipped to 1
-    "Markov bound on one (averaged) head's failure probability: (n-1)/(R delta^2 d_k) (reconstruction, theory §8)."
+    "Markov bound on one (averaged) head's failure probability: (n-1)/(R delta^2 d_k) (reconstruction, derived here)."
     return min(1.0, (n - 1) / (R * delta ** 2 * dk))
 
 def vote_bound(p:float,      # bound on one head's failure probability
@@ -232,7 +232,7 @@ def propagation_verdict(rows:list,     # `propagation_sweeps` output
        'baseline, independent layers (every layer draws fresh memories and is queried with clean keys, so no error carries over): '
        'Monte Carlo network failure of H heads x L layers of linear-attention retrievals stays below the reconstructed bound '
        '1 - (1 - p)^{HL}, p <= (n-1)/(delta^2 d_k), over depth, width at fixed d_model and head redundancy (averaging, voting)',
-       source='ours (baseline for paper C8); theory §8 (bound RECONSTRUCTED, the paper\'s statement was not available)',
+       source='ours (baseline for paper C8); bound RECONSTRUCTED: the paper\'s statement was not available',
        expected='upper 95% Wilson limit of the Monte Carlo rate <= bound in every setting of the depth, width and redundancy sweeps')
 def _claim_propagation(full=False, device='cpu'):
     draws = 20000 if full else 2000

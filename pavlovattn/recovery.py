@@ -179,7 +179,7 @@ def channel_gate_counterexample(n_acq:int=20, n_ext:int=4, n_ret:int=30, # phase
                                 beta:float=0.5,       # write rate (|k_A| = 1)
                                 dtype=torch.float64, device='cpu',
                                ) -> dict:  # r_acq, r_ext, r_test, r_peak, curve (read-out after each step), w_ext, closed-form error
-    "The channel-gate counterexample of theory §4.2: k_A spans a fast and a slow channel; fillers use a third channel."
+    "The channel-gate counterexample derived on this page: k_A spans a fast and a slow channel; fillers use a third channel."
     kA = torch.tensor([1., 1., 0.], dtype=dtype, device=device) / math.sqrt(2)
     ret_k = torch.tensor([0., 0., 1.], dtype=dtype, device=device).expand(1, n_ret, 3)
     g = torch.tensor([*alpha, alpha_filler], dtype=dtype, device=device)
@@ -245,7 +245,7 @@ def check_history_contrast(rules=('hebbian', 'decay', 'delta', 'gated-delta'), #
 @claim('no-spontaneous-recovery',
        'scalar-gated single-state recurrences (LA, decay, DeltaNet, gated DeltaNet) show no spontaneous recovery: with '
        'retention keys orthogonal to k_A, r_test = prod(a) r_ext <= max(r_ext, 0)',
-       source='paper C6; theory §4.1 (proof derived here)',
+       source='paper C6; proof derived here',
        expected='max |r_test - prod(a) r_ext| < 1e-12 and r_test <= max(r_ext, 0) + 1e-12 (float64, random keys/lengths/rates)', exact=True)
 def _claim_no_recovery(full=False, device='cpu'):
     B = 4096 if full else 128
@@ -256,7 +256,7 @@ def _claim_no_recovery(full=False, device='cpu'):
 
 @claim('channel-gate-recovery',
        'a channel-wise gate (KDA-style) breaks the theorem: the read-out of an extinguished cue rises during an orthogonal retention interval',
-       source='theory §4.2 (derived here)',
+       source='derived here',
        expected='r_test > r_ext (k_A=(e1+e2)/sqrt2, gates 0.8/0.999, 20A+ | 4A- | 30 fillers); closed form to 1e-12', exact=True)
 def _claim_channel_gate(full=False, device='cpu'):
     ce = channel_gate_counterexample(device=device)
@@ -266,7 +266,7 @@ def _claim_channel_gate(full=False, device='cpu'):
 
 @claim('recovery-overshoot-toward-zero',
        'with beta|k_A|^2 in (1, 2) and an odd number of extinction trials, r_ext < 0 and a decaying family lifts the read-out toward 0, never past it',
-       source='theory §4.3.1 (derived here)', expected='r_ext < r_test <= 0 and r_test = prod(gamma) r_ext to 1e-12 (float64)', exact=True)
+       source='derived here', expected='r_ext < r_test <= 0 and r_test = prod(gamma) r_ext to 1e-12 (float64)', exact=True)
 def _claim_overshoot(full=False, device='cpu'):
     kA = torch.tensor([1., 0.], dtype=torch.float64, device=device)
     ret_k = torch.tensor([0., 1.], dtype=torch.float64, device=device).expand(3, 30, 2)
@@ -280,7 +280,7 @@ def _claim_overshoot(full=False, device='cpu'):
 
 @claim('recovery-history-contrast-contracts',
        'for any retention keys, trained minus never-trained control read-out of A equals kappa r_ext with |kappa| <= 1 (no growth of the history term)',
-       source='theory §4.3.2, §4.4 (derived here)', expected='max |contrast - kappa r_ext| < 1e-12 and |kappa| <= 1 (float64)', exact=True)
+       source='derived here', expected='max |contrast - kappa r_ext| < 1e-12 and |kappa| <= 1 (float64)', exact=True)
 def _claim_contrast(full=False, device='cpu'):
     res = check_history_contrast(B=1024 if full else 128, device=device)
     err = max(d['max_err'] for d in res.values()); kap = max(d['max_abs_kappa'] for d in res.values())
