@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from .core import RULES, recur
 from .families import FAMILIES, family
-from .designs import parse_design
+from .designs import parse_design, trial_orders
 
 # %% auto #0
 __all__ = ['DATA', 'DEFAULTS', 'Experiment', 'load_experiments', 'experiments', 'select', 'Batch', 'compile_batch', 'strengths',
@@ -78,17 +78,6 @@ def _crc(*xs) -> int:
     import zlib
     return zlib.crc32('\x1f'.join(map(str, xs)).encode())
 
-def _order(group, seed:int, subject:int, salt:str) -> list:
-    "One subject's sequence of trial types in `group`: phases in order, a `!` phase shuffled by a generator keyed by (seed, experiment, group, subject)."
-    out = []
-    for pi, ph in enumerate(group.phases):
-        steps = [t for t in ph.trials for _ in range(t.count)]
-        if ph.random:
-            g = torch.Generator().manual_seed(_crc(seed, salt, group.name, pi, subject))
-            steps = [steps[i] for i in torch.randperm(len(steps), generator=g).tolist()]
-        out += steps
-    return out
-
 @dataclass
 class Batch:
     "Experiments compiled to one padded batch of `recur` inputs: one row per (experiment, group, subject)."
@@ -117,9 +106,10 @@ def compile_batch(exps:list,          # `Experiment`s (expressible ones)
         d = parse_design(e.design); cs = list(d.cues); cues.append(cs); ix = {c: i for i, c in enumerate(cs)}
         S = subjects if any(ph.random for g in d.groups for ph in g.phases) else 1
         where = {}                            # (group, probe number) -> [(row, t)]
+        orders = trial_orders(d, subjects=S, seed=_crc(seed, e.id))   # the design compiler's orders: `!` phases shuffled per subject
         for g in d.groups:
             for s in range(S):
-                seq = _order(g, seed, s, e.id); n_probe = {}
+                seq = [g.trial_types[i] for i in orders[g.name][s].tolist()]; n_probe = {}
                 steps = []
                 for t, tt in enumerate(seq):
                     steps.append(([ix[c] for c in tt.cues], 1. if tt.outcome == '+' else 0., 0. if tt.probe else 1.))

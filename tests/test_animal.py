@@ -235,3 +235,15 @@ def test_softmax_fit_recovers_tau_from_model_data():
     got = fit('softmax', batch=b, joint=True, steps=60, restarts=2, lr=0.1)
     assert got['params']['tau'] == pytest.approx(0.5, abs=0.01), got['params']
     assert all(e['loss'] < 1e-3 for e in got['experiments']), [e['loss'] for e in got['experiments']]
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='no CUDA device here: the GPU path of score and fit runs on a GPU machine (make gpu-check)')
+@pytest.mark.parametrize('rule', ['delta', 'softmax'])
+def test_score_and_fit_on_cuda_equal_cpu(rule):
+    a, b = score(rule), score(rule, device='cuda')
+    for x, y in zip(a['experiments'], b['experiments']):
+        assert x['id'] == y['id'] and (x['r'] is None) == (y['r'] is None)
+        if x['r'] is not None: assert abs(x['r'] - y['r']) < 1e-9
+    ids = [e['id'] for e in a['experiments'][:3]]
+    fa, fb = fit(rule, ids=ids, steps=5, restarts=1), fit(rule, ids=ids, steps=5, restarts=1, device='cuda')
+    for x, y in zip(fa['experiments'], fb['experiments']):
+        for k, v in x['params'].items(): assert abs(v - y['params'][k]) < 1e-6, (x['id'], k)

@@ -7,6 +7,7 @@ python -c "import torch; assert torch.cuda.is_available(), 'no CUDA device visib
 rc=0
 nbdev_test --flags gpu || rc=1                      # every notebook, GPU cells included
 python -m pytest -q -rs -p no:cacheprovider tests/test_families.py tests/test_layers.py || rc=1   # chunked = loop on CUDA; fla kernels when installed
+python -m pytest -q -rs -p no:cacheprovider tests/test_animal.py -k cuda || rc=1   # scoring and fitting on CUDA = CPU
 python benchmarks/bench_chunked.py --quick --repeats 3 | tee "${OUT:-.}/bench-chunked-gpu.txt" || rc=1
 pavlovattn reproduce --exact --strict --device cuda --quiet --json "${OUT:-.}/gpu-exact.json" || rc=1
 timeout 500 pavlovattn reproduce --full --device cuda --quiet --json "${OUT:-.}/gpu-full.json" || rc=1
