@@ -231,8 +231,20 @@ def _pair(x, y, Gx, Gy, mask, channel):
     if not channel:
         D = (Gx[..., :, None] - Gy[..., None, :]).masked_fill(~mask, float('-inf'))
         return (x @ y.transpose(-1, -2)) * D.exp()
-    D = (Gx[..., :, None, :] - Gy[..., None, :, :]).masked_fill(~mask[..., None], float('-inf'))   # [..., t, s, dk]
-    return torch.einsum('...ti,...si,...tsi->...ts', x, y, D.exp())
+    # per-channel gates: the exponent differs per key feature, so exp(Gx_t - Gy_s) cannot be one [t, s] factor. Sub-chunks of
+    # `sub` steps: within a sub-chunk it is materialised ([sub, sub, dk]); an earlier sub-chunk is reached through r, the
+    # log-gate just before the sub-chunk: exp(Gx_t - Gy_s) = exp(Gx_t - r) exp(r - Gy_s), both exponents <= 0 (never overflows)
+    C, sub, rows = x.shape[-2], 16, []
+    for a in range(0, C, sub):
+        b = min(C, a + sub); xa, Ga = x[..., a:b, :], Gx[..., a:b, :]
+        D = (Ga[..., :, None, :] - Gy[..., None, a:b, :]).masked_fill(~mask[a:b, a:b, None], float('-inf'))   # [..., t, s, dk]
+        blocks = [torch.einsum('...ti,...si,...tsi->...ts', xa, y[..., a:b, :], D.exp())]
+        if a:                                                             # every earlier step is before t: the mask is all true
+            r = Gy[..., a - 1:a, :]
+            blocks.insert(0, (xa * (Ga - r).exp()) @ (y[..., :a, :] * (r - Gy[..., :a, :]).exp()).transpose(-1, -2))
+        if b < C: blocks.append(x.new_zeros(xa.shape[:-1] + (C - b,)))   # later steps: masked out
+        rows.append(torch.cat(blocks, -1))
+    return torch.cat(rows, -2)
 
 # %% ../nbs/00c_families.ipynb #65441fbb
 def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True,
