@@ -75,9 +75,9 @@ def check_delta_rate(k:torch.Tensor, # keys `[B,T,H,dk]`
     if bad.any():
         b, t, h = (int(i) for i in bad.nonzero()[0])
         what = 'beta*|k|^2' if kw is None else 'beta*kw.k'
-        raise UnstableRateError(f"unstable delta write: {what} = {float(r[b, t, h]):.6g} at batch {b}, step {t}, "
+        raise UnstableRateError(f"unstable delta write: {what} = {float(r[b, t, h].detach()):.6g} at batch {b}, step {t}, "
                                 f"head {h}; stable writes need 0 <= {what} <= {bound:g}")
-    return float(r.max()) if r.numel() else 0.0
+    return float(r.detach().max()) if r.numel() else 0.0
 
 # %% ../nbs/00_core.ipynb #454ac707
 def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
