@@ -825,10 +825,9 @@ class Result:
         plt = importlib.import_module('matplotlib.pyplot')
         names = list(self.runs) if groups is None else list(groups)
         if ax is None:
-            _, axs = plt.subplots(1, len(names), figsize=(min(3.2 * len(names), 9), 2.8), sharey=True, squeeze=False)
-            axs = list(axs[0])
+            axs = _panels(plt, len(names), 3.2, 2.8)                        # at most 3 panels a row: legible at page width
             for a, n in zip(axs, names): self._draw(a, [n], ci, cues); a.set_title(n if title is None else f'{title}: {n}', fontsize=9)
-            axs[-1].legend(fontsize=7, loc='best'); plt.tight_layout()
+            axs[-1].legend(fontsize=8, loc='best'); plt.tight_layout()
             return axs
         self._draw(ax, names, ci, cues)
         if title: ax.set_title(title, fontsize=9)
@@ -846,7 +845,15 @@ class Result:
                 if ci and S > 1:
                     ax.fill_between(range(T + 1), V[:, c] - half[:, c], V[:, c] + half[:, c], color=f'C{c % 10}', alpha=0.2, lw=0)
             for t in [i for i in range(1, T) if r['phase'][i] != r['phase'][i - 1]]: ax.axvline(t, color='grey', lw=0.7, ls=':')
-        ax.set_xlabel('trial', fontsize=8); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=8); ax.tick_params(labelsize=7)
+        ax.set_xlabel('trial', fontsize=9); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=9); ax.tick_params(labelsize=8)
+
+def _panels(plt, n:int, w:float, h:float, ncol:int=3) -> list:
+    "`n` axes sharing y, at most `ncol` a row, each `w` x `h` inches, the figure at most 8 inches wide (the page's column): the used axes, in order."
+    c = min(n, ncol); r = -(-n // c)
+    _, axs = plt.subplots(r, c, figsize=(min(w * c, 8), h * r), sharey=True, squeeze=False)
+    axs = list(axs.flat)
+    for a in axs[n:]: a.remove()
+    return axs[:n]
 
 def compare(design,            # a design string or `Design`
             rules=RULES,       # families to run
@@ -861,15 +868,14 @@ def plot_compare(results:dict, # {rule: Result}, e.g. from `compare`
                  groups=None,  # group names to draw (default all)
                  cues=None,    # cue names to draw (default all)
                 ):
-    "One panel per family, side by side: the learning curves of every group (groups by line style)."
+    "One panel per family, three a row: the learning curves of every group (groups by line style)."
     plt = importlib.import_module('matplotlib.pyplot')
-    n = len(results)
-    fig, axs = plt.subplots(1, n, figsize=(min(2.3 * n, 12), 2.8), sharey=True, squeeze=False)
-    for a, (rule, res) in zip(axs[0], results.items()):
+    axs = _panels(plt, len(results), 2.7, 2.5)                         # at most 3 families a row
+    for i, (a, (rule, res)) in enumerate(zip(axs, results.items())):
         res.plot(ax=a, groups=groups, title=rule, cues=cues)
-        if a is not axs[0][0]: a.set_ylabel('')
-    axs[0][-1].legend(fontsize=6, loc='best'); plt.tight_layout()
-    return list(axs[0])
+        if i % 3: a.set_ylabel('')
+    axs[-1].legend(fontsize=8, loc='best'); plt.tight_layout()
+    return axs
 
 # %% ../nbs/01_designs.ipynb #ca1d0001
 CALMR_DEFAULTS = dict(alphas=0.4, betas_on=0.4, betas_off=0.4, lambdas=1.0)   # calmr's get_parameters() defaults for RW1972
