@@ -82,3 +82,44 @@ def test_gated_delta_misses_fail_their_rows():
     assert r['check'] == 'fail' and 'gated-delta' in r['measured']
     g = r['data']['gated-delta']
     assert 0 < g['effect'] - 1.96 * g['se'] and g['effect'] < 0.05
+
+def test_run_design_matches_blocking_closed_form_every_family():
+    "The page's runner against the blocking page's closed forms (`blocking_closed_form`), every family of the page at its protocol."
+    from pavlovattn.blocking import blocking_closed_form
+    from pavlovattn.core import family
+    for fam in FAMILIES:
+        r = run_design('blocking: 20A+ | 20AB+ | #B; control: 20C+ | 20AB+ | #B', rule=fam, **protocol(fam))
+        cf = blocking_closed_form(fam, n1=20, n2=20, beta=0.1, gamma=family(fam).gamma_or_default(protocol(fam).get('gamma')))
+        assert abs(float(r['blocking']['B']) - float(cf.exp)) < 1e-12, fam
+        assert abs(float(r['control']['B']) - float(cf.ctrl)) < 1e-12, fam
+
+def _cli_json(*args):
+    import contextlib, io, json
+    from pavlovattn.cli import main
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf): rc = main(['run', *args, '--format', 'json'])
+    assert rc == 0
+    return json.loads(buf.getvalue())
+
+def test_cli_equals_run_design_fixed_orders():
+    "`pavlovattn run` and the page's runner give the same probe means to round-off on designs with fixed orders."
+    from pavlovattn.competition import PHENOMENA
+    for name in ('blocking', 'overshadowing'):
+        design = PHENOMENA[name][0]
+        js, mine = _cli_json(design, '--rule', 'delta'), run_design(design)
+        for g, v in js['groups'].items():
+            for x in v['probes']: assert abs(x['mean'] - float(mine[g][x['cues']])) < 1e-12, (name, g)
+
+@pytest.mark.parametrize('name, extra', [('conditioned inhibition (summation)', ()),
+                                         ('relative validity (beta- = beta+/2)', ('--beta-minus', '0.05'))])
+def test_cli_agrees_with_run_design_randomised(name, extra):
+    "With randomised phases the command line (counter-based orders) and the page's runner (`rng='torch'`) draw different subjects: their means agree within 4 standard errors (1,000 subjects each); a group without a randomised phase agrees exactly."
+    from pavlovattn.competition import PHENOMENA
+    design, n = PHENOMENA[name][0], 1000
+    js = _cli_json(design, '--rule', 'delta', '--subjects', str(n), *extra)
+    mine = run_design(design, subjects=n, **({'beta_minus': 0.05} if extra else {}))
+    for g, v in js['groups'].items():
+        x = v['probes'][0]; m = mine[g][x['cues']]
+        if x['sd'] == 0: assert abs(x['mean'] - float(m.mean())) < 1e-12, g; continue
+        z = (x['mean'] - float(m.mean())) / math.sqrt(x['sd']**2 / n + float(m.var()) / n)
+        assert abs(z) < 4, (g, z)
