@@ -113,7 +113,7 @@ def plot_heatmaps(summ:pd.DataFrame, axs=None):
         im = ax.imshow(A, cmap='viridis', origin='lower', aspect='auto')
         for i in range(len(Hs)):
             for j in range(len(ds)):
-                ax.text(j, i, f'{A[i, j]:.2f}', ha='center', va='center', fontsize=6.5, color='w' if A[i, j] < A.max() / 2 else 'k')
+                ax.text(j, i, f'{A[i, j]:.2f}', ha='center', va='center', fontsize=8, color='w' if A[i, j] < A.max() / 2 else 'k')
         ax.set(xticks=range(len(ds)), xticklabels=ds, yticks=range(len(Hs)), yticklabels=Hs, xlabel='$d_h$', ylabel='$H$', title=title)
         plt.colorbar(im, ax=ax, shrink=0.8)
     plt.tight_layout()
