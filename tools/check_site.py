@@ -1,8 +1,9 @@
 """Open every page of the built site in headless Chromium (Debian's), and check what a reader would see:
 main content present, math rendered (KaTeX or MathJax) where the source has TeX, no broken internal link,
 every image loadable (data: URIs decode to a PNG/JPEG/SVG; relative files exist), no page twice (same content under two
-names), no link to the placeholder repository, and no code cell on the page whose notebook has no saved output although
-its code shows something (a print, a plot, a bare value, a call ended with ';'). Prints `site: N passed, M failed`."""
+names), no link to the placeholder repository, no code cell on the page whose notebook has no saved output although
+its code shows something (a print, a plot, a bare value, a call ended with ';'), and no library warning printed in a saved
+output. Prints `site: N passed, M failed`."""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
 from pathlib import Path
@@ -73,6 +74,18 @@ def missing_outputs(nb):
             probs.append(f'no output under cell {i} ({why}): {first}')
     return probs
 
+WARNING_LINE = re.compile(r'^\S.*?:\d+: \w*Warning: ', re.M)   # Python's warnings format: file:line: Category: message
+
+def printed_warnings(nb):
+    "Saved outputs of notebook `nb` holding a warning in Python's raw format (`file:line: XWarning: ...`): a library warning a page should not show (a page that means to show one catches it and prints its message)."
+    probs = []
+    for i, c in enumerate(json.loads(Path(nb).read_text())['cells']):
+        for o in c.get('outputs', []):
+            txt = ''.join(o.get('text', '')) + ''.join(o.get('data', {}).get('text/plain', ''))
+            m = WARNING_LINE.search(txt)
+            if m: probs.append(f'a warning printed under cell {i}: ' + txt[m.start():].splitlines()[0][:100])
+    return probs
+
 def page_name(nb):
     "The page nbdev makes of a notebook: 00a_registry.ipynb -> registry.html (its `output-file`)."
     return re.sub(r'^\d+[a-z]?_', '', Path(nb).stem) + '.html'
@@ -101,7 +114,7 @@ def check_page(page, base, nb=None, dups=()):
         if not (page.parent/unquote(href)).exists(): probs.append(f'broken link {href}')
     if PLACEHOLDER_REPO in src: probs.append(f'link to the placeholder repository {PLACEHOLDER_REPO}')
     if dups: probs.append(f"the same page as {', '.join(dups)}")
-    if nb is not None: probs += missing_outputs(nb)
+    if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb)
     return probs + image_problems(page, d)
 
 def main(site='_docs', nbs=Path(__file__).resolve().parent.parent/'nbs'):
