@@ -827,7 +827,7 @@ class Result:
         if ax is None:
             axs = _panels(plt, len(names), 3.2, 2.8)                        # at most 3 panels a row: legible at page width
             for a, n in zip(axs, names): self._draw(a, [n], ci, cues); a.set_title(n if title is None else f'{title}: {n}', fontsize=9)
-            axs[-1].legend(fontsize=8, loc='best'); plt.tight_layout()
+            axs[-1].legend(fontsize=9, loc='best'); plt.tight_layout()
             return axs
         self._draw(ax, names, ci, cues)
         if title: ax.set_title(title, fontsize=9)
@@ -845,7 +845,7 @@ class Result:
                 if ci and S > 1:
                     ax.fill_between(range(T + 1), V[:, c] - half[:, c], V[:, c] + half[:, c], color=f'C{c % 10}', alpha=0.2, lw=0)
             for t in [i for i in range(1, T) if r['phase'][i] != r['phase'][i - 1]]: ax.axvline(t, color='grey', lw=0.7, ls=':')
-        ax.set_xlabel('trial', fontsize=9); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=9); ax.tick_params(labelsize=8)
+        ax.set_xlabel('trial', fontsize=10); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=10); ax.tick_params(labelsize=9)
 
 def _panels(plt, n:int, w:float, h:float, ncol:int=3) -> list:
     "`n` axes sharing y, at most `ncol` a row, each `w` x `h` inches, the figure at most 8 inches wide (the page's column): the used axes, in order."
@@ -874,7 +874,7 @@ def plot_compare(results:dict, # {rule: Result}, e.g. from `compare`
     for i, (a, (rule, res)) in enumerate(zip(axs, results.items())):
         res.plot(ax=a, groups=groups, title=rule, cues=cues)
         if i % 3: a.set_ylabel('')
-    axs[-1].legend(fontsize=8, loc='best'); plt.tight_layout()
+    axs[-1].legend(fontsize=9, loc='best'); plt.tight_layout()
     return axs
 
 # %% ../nbs/01_designs.ipynb #ca1d0001
