@@ -1,4 +1,5 @@
-"""Execute notebooks in place with the same skip rules as nbdev_test (tst_flags, eval: false, skip_exec), saving outputs."""
+"""Execute notebooks in place with the same skip rules as nbdev_test (tst_flags, eval: false, skip_exec), saving outputs.
+Run the report page (11_report) on its own: claims registered by pages run earlier in the same process would show up in it."""
 import sys, time
 from pathlib import Path
 from fastcore.script import call_parse
@@ -26,5 +27,7 @@ def main(paths:str='', flags:str=''):
             d = dirs.get(cell.idx_, {})
             return d.get('eval:', [''])[0].lower() == 'false' or bool(skip & d.keys())
         k = CaptureShell(fn)
+        for c in nb.cells:                                   # a cell that now prints nothing must not keep its old output
+            if not _skip(c): c.outputs = []
         with working_directory(fn.parent): k.run_all(nb, exc_stop=True, preproc=_skip)
         write_nb(nb, fn); print(f'{fn.name}: executed in {time.time()-t:.1f}s')
