@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_registry.ipynb #5e8f1b1d
 from __future__ import annotations
-import importlib, inspect, json, pkgutil, textwrap, time, traceback
+import importlib, inspect, json, pkgutil, re, textwrap, time, traceback
 from collections import Counter
 from typing import Callable, NamedTuple
 
@@ -57,7 +57,7 @@ CLAIMS: dict = {}
 
 def claim(id:str,            # stable id, used by `--only`; never renamed
           claim:str,         # the claim, in words
-          source:str,        # where it comes from (paper claim, theory-notes section, "ours")
+          source:str,        # where it comes from (the paper's claim, "derived here", "ours")
           expected:str,      # our check's rule: what counts as a pass
           exact:bool=False,  # a theorem-type claim (closed form vs simulation): the tests run it with `--strict`
           paper:Paper|None=None, # the paper's number and the agreement rule (default: `PAPER_RULES` or "no number")
@@ -186,6 +186,30 @@ def _fields_text(src:str) -> str:
         out.append(l)
     return '\n'.join(out).rstrip()
 
+def _package_class(sym):
+    "The package's own class of `sym`'s name, else `sym`. The docs build runs a page's export cells, so `sym` is often that copy, which has no source file (no field comments)."
+    if not isinstance(sym, type): return sym
+    try: inspect.getsource(sym); return sym
+    except (OSError, TypeError): pass
+    from pavlovattn._modidx import d
+    for mod, syms in d['syms'].items():
+        if f'{mod}.{sym.__qualname__}' in syms:
+            twin = getattr(importlib.import_module(mod), sym.__qualname__, None)
+            if isinstance(twin, type) and getattr(twin, '_fields', None) == getattr(sym, '_fields', None): return twin
+    return sym
+
+_re_named = re.compile(r'`([^`\s]+?)(\(\))?`')
+
+def _unlink(sig:str) -> tuple:
+    "(`sig` with backticks dropped around names the docs link, those names): a link cannot show inside the signature's code block."
+    from nbdev.doclinks import NbdevLookup
+    nl, names = NbdevLookup(), []
+    def plain(m):
+        if nl.doc(m.group(1)) is None: return m.group(0)
+        if m.group(1) not in names: names.append(m.group(1))
+        return m.group(1) + (m.group(2) or '')
+    return _re_named.sub(plain, sig), names
+
 class _Text:
     def __init__(self, s): self.s = s
     def __str__(self): return self.s
@@ -194,11 +218,17 @@ def doc_renderer(sym,                 # what `show_doc` documents
                  name:str|None=None,  # the name to show
                  title_level:int=3,   # heading level
                 ):
-    "nbdev's `show_doc` renderer, except that a named tuple shows its fields with their comments, not `(*args, **kwargs)`."
+    "nbdev's `show_doc` renderer, except that a named tuple shows its fields and a dataclass its field comments (not `(*args, **kwargs)`), a class without its own arguments shows its class line, and names in parameter comments are linked under the signature, not written as Markdown inside it."
     from nbdev.showdoc import BasicMarkdownRenderer               # nbdev is needed only to build the docs
+    sym = _package_class(sym)
     r = BasicMarkdownRenderer(sym, name=name, title_level=title_level)
     if isinstance(sym, type) and issubclass(sym, tuple) and hasattr(sym, '_fields'):
         try: r.dm = _Text(_fields_text(inspect.getsource(sym)))
-        except (OSError, TypeError): pass                             # no source (e.g. made by collections.namedtuple): nbdev's own
+        except (OSError, TypeError):                              # no source (collections.namedtuple): the fields, no comments
+            r.dm = _Text(f'class {r.nm}(NamedTuple):\n' + '\n'.join(f'    {f}' for f in sym._fields))
+    elif isinstance(sym, type) and re.fullmatch(r'def \w+\(\s*\*args, \*\*kwargs\s*\):?', str(r.dm).strip()):
+        r.dm = _Text(f"class {r.nm}({', '.join(b.__name__ for b in sym.__bases__)}):")   # e.g. an exception: no arguments of its own
+    sig, names = _unlink(str(r.dm))
+    r.dm = _Text(sig)
+    if names: r.docs = (r.docs + '\n\n' if r.docs else '') + 'See ' + ', '.join(f'`{n}`' for n in names) + '.'
     return r
-
