@@ -131,10 +131,14 @@ def choose_algorithm(fam:Family,   # the family
                      T:int,        # sequence length
                      dk:int,       # key dimension
                      grad:bool,    # whether a gradient is needed
+                     batch:int=1,  # independent sequences run together (batch × heads)
+                     device='cpu', # where they run
                     ) -> str:      # 'sequential' or 'chunked'
     "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop."
-    if fam.exemplar or 'chunked' not in fam.algorithms: return 'sequential'
-    return 'chunked' if T >= 128 and (dk >= 16 or grad) else 'sequential'
+    if fam.exemplar or 'chunked' not in fam.algorithms or T < 128: return 'sequential'
+    if torch.device(device).type != 'cpu': return 'chunked'     # each step of the loop is several kernel launches (not measured here)
+    if fam.gate == 'channel' and not grad and batch >= 16: return 'sequential'   # measured on the families page: the loop wins there
+    return 'chunked' if dk >= 16 or grad else 'sequential'
 
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           v:torch.Tensor,            # values (US) `[B,T,H,dv]`
@@ -190,7 +194,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
         if P.dim() != 4 or P.shape[-1] != dk: raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
         if check: _finite('probes', P0)
     grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (k, v, q, kw, b, g, S0, P))
-    alg = choose_algorithm(fam, T, dk, grad) if algorithm == 'auto' else algorithm
+    alg = choose_algorithm(fam, T, dk, grad, B * H, k.device) if algorithm == 'auto' else algorithm
     if fam.exemplar:
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
         if P is not None: res = res._replace(probes=_softmax_probes(res.state, P, T, tau, sink))

@@ -168,57 +168,52 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
                reads=True,     # True: predictions and outputs; 'out': outputs only; False: neither
               ) -> tuple:      # (pred `[B,T,H,dv]`, out `[B,T,H,dv]`, state `[B,H,dv,dk]`, probe read-outs `[B,T,H,C,dv]`)
     "The general update, one step at a time: read, forget, write (the prediction error, or the US), read again."
-    B, T, H, dk = r.shape; dv = v.shape[-1]
-    S = r.new_zeros(B, H, dv, dk) if S0 is None else S0
+    B, T, H, dk = r.shape; dv = v.shape[-1]; N = B * H                     # batch and heads: N independent sequences
     grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (q, r, w, v, b, g, S0, probes))
+    S = r.new_zeros(N, dv, dk) if S0 is None else S0.reshape(N, dv, dk)
     if not grad: S = S.clone()                                               # updated in place below
-    steps = lambda x: x.transpose(0, 1).unbind(0) if T else ()              # per-step views, made once
+    steps = lambda x, *s: x.transpose(0, 1).reshape(T, N, *s).unbind(0) if T else ()   # per-step views [N, *s], made once
     same = q is r
-    rc, wr, b4 = steps(r[..., None]), steps(w[..., None, :]), steps(b[..., None, None])   # r as a column, w as a row
-    if gate == 'scalar': g4 = steps(g[..., None, None])
-    elif gate == 'channel': g4 = steps(g[..., None, :])
-    bv = steps((b[..., None] * v)[..., None])                              # beta_t v_t: the whole write without error correction
-    if delta and gate == 'scalar': bg = steps((b * g)[..., None, None])
-    qc = None if (q is None or same) else steps(q[..., None])
-    wq = steps(((w * r).sum(-1))[..., None, None]) if same and reads else None
-    buf = lambda *s: None if grad else r.new_empty(T, *s)
-    pb, ob = (buf(B, H, dv, 1) if reads is True else None, buf(B, H, dv, 1)) if reads else (None, None)
-    pbs = pb.unbind(0) if pb is not None and T else None; obs = ob.unbind(0) if ob is not None and T else None
-    PT = None if probes is None else probes.transpose(-1, -2)
-    prb = buf(B, H, dv, PT.shape[-1]) if PT is not None else None
-    prbs = prb.unbind(0) if prb is not None and T else None
+    rc, wr = steps(r, dk, 1), steps(w, 1, dk)                                # r as a column, w as a row
+    if gate != 'none': g4 = steps(g, 1, 1) if gate == 'scalar' else steps(g, 1, dk)
+    bv = steps(b[..., None] * v, dv, 1)                                      # beta_t v_t: the whole write without error correction
+    if delta: bd = steps(b * g if gate == 'scalar' else b, 1, 1)             # what multiplies the read in the error term
+    qc = None if (q is None or same) else steps(q, dk, 1)
+    wq = steps((w * r).sum(-1), 1, 1) if same and reads else None
+    buf = lambda *s: None if grad else r.new_empty(T, N, *s)                 # outputs written in place, when no gradient
+    pb, ob = (buf(dv, 1) if reads is True else None, buf(dv, 1)) if reads else (None, None)
+    at = lambda x: x.unbind(0) if x is not None and T else None
+    PT = None if probes is None else probes.reshape(N, -1, dk).transpose(-1, -2)   # [N, dk, C]
+    prb = buf(dv, PT.shape[-1]) if PT is not None else None
+    pbs, obs, prbs = at(pb), at(ob), at(prb)
     preds, outs, prs = [], [], []
-    for t in range(T):
-        p = torch.matmul(S, rc[t], out=None if pbs is None else pbs[t])       # S_{t-1} r_t: the prediction
-        if gate == 'none': sr = p
-        elif gate == 'scalar':
-            S = S.mul(g4[t]) if grad else S.mul_(g4[t])
-            sr = None
-        else:
-            S = S.mul(g4[t]) if grad else S.mul_(g4[t])
-            sr = torch.matmul(S, rc[t]) if delta or (same and reads) else None
-        if delta:
-            u = torch.addcmul(bv[t], bg[t], p, value=-1) if gate == 'scalar' else torch.addcmul(bv[t], b4[t], sr, value=-1)
-        else: u = bv[t]
-        S = S.addcmul(u, wr[t]) if grad else S.addcmul_(u, wr[t])
-        if reads:
-            if grad and reads is True: preds.append(p)
-            if same:
-                if sr is None: sr = g4[t] * p
-                o = torch.addcmul(sr, u, wq[t], out=None if obs is None else obs[t])
-            elif qc is not None: o = torch.matmul(S, qc[t], out=None if obs is None else obs[t])
-            else: o = None
-            if grad and o is not None: outs.append(o)
-        if PT is not None:
-            pr = torch.matmul(S, PT, out=None if prbs is None else prbs[t])
-            if grad: prs.append(pr)
-    def seq(bf, xs, *s):
-        if bf is not None: return bf.transpose(0, 1)
-        return torch.stack(xs, 1) if xs else r.new_zeros(B, 0, H, *s)
+    with torch.inference_mode(not grad):                                   # no autograd bookkeeping per step (buffers made above)
+        for t in range(T):
+            p = torch.bmm(S, rc[t], out=None if pbs is None else pbs[t])         # S_{t-1} r_t: the prediction
+            sr = p if gate == 'none' else None
+            if gate != 'none': S = S.mul(g4[t]) if grad else S.mul_(g4[t])     # forget
+            if gate == 'channel' and (delta or (same and reads)): sr = torch.bmm(S, rc[t])
+            if delta: u = torch.addcmul(bv[t], bd[t], p if gate == 'scalar' else sr, value=-1)   # beta (v - read)
+            else: u = bv[t]
+            S = torch.baddbmm(S, u, wr[t]) if grad else S.baddbmm_(u, wr[t])   # write u w^T
+            if reads:
+                if grad and reads is True: preds.append(p)
+                if same:
+                    if sr is None: sr = g4[t] * p
+                    o = torch.addcmul(sr, u, wq[t], out=None if obs is None else obs[t])
+                elif qc is not None: o = torch.bmm(S, qc[t], out=None if obs is None else obs[t])
+                else: o = None
+                if grad and o is not None: outs.append(o)
+            if PT is not None:
+                pr = torch.bmm(S, PT, out=None if prbs is None else prbs[t])
+                if grad: prs.append(pr)
+    def seq(bf, xs, *s):                                                     # [T, N, *s] -> [B, T, H, *s]
+        x = bf if bf is not None else torch.stack(xs) if xs else r.new_zeros(T, N, *s)
+        return x.reshape(T, B, H, *s).transpose(0, 1)
     pred = seq(pb, preds, dv, 1)[..., 0] if reads is True else None
     out = seq(ob, outs, dv, 1)[..., 0] if reads and q is not None else None
-    P = seq(prb, prs, dv, 0 if PT is None else PT.shape[-1]).transpose(-1, -2) if PT is not None else None
-    return pred, out, S, P
+    P = seq(prb, prs, dv, PT.shape[-1]).transpose(-1, -2) if PT is not None else None
+    return pred, out, S.reshape(B, H, dv, dk), P
 
 # %% ../nbs/00c_families.ipynb #7fec913e
 def _logg(g, dtype):

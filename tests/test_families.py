@@ -120,3 +120,18 @@ def test_outputs_only_equal_the_full_read(fam):
         full = forward(fam, q, k, v, b, g, S0, kw, P, algorithm=alg, chunk=16)
         out = forward(fam, q, k, v, b, g, S0, kw, P, reads='out', algorithm=alg, chunk=16)
         assert out[0] is None and all(torch.equal(x, y) or (x - y).abs().max() < 1e-13 for x, y in zip(full[1:], out[1:]))
+
+
+def test_choose_algorithm_policy():
+    "`algorithm='auto'`: the loop for short or narrow sequences, the chunked form for long wide ones or a gradient, and the loop for per-channel gates without a gradient at 16+ sequences (the families page's speed table)."
+    from pavlovattn.core import choose_algorithm
+    F = FAMILIES
+    assert choose_algorithm(F['delta'], 64, 64, False) == 'sequential'            # short
+    assert choose_algorithm(F['delta'], 1024, 3, False) == 'sequential'           # narrow keys, no gradient
+    assert choose_algorithm(F['delta'], 1024, 3, True) == 'chunked'
+    assert choose_algorithm(F['delta'], 1024, 64, False, batch=16) == 'chunked'
+    assert choose_algorithm(F['gla'], 1024, 64, False, batch=1) == 'chunked'
+    assert choose_algorithm(F['gla'], 1024, 64, False, batch=16) == 'sequential'
+    assert choose_algorithm(F['channel-gate'], 1024, 64, True, batch=16) == 'chunked'
+    assert choose_algorithm(F['softmax'], 4096, 64, True) == 'sequential'         # no chunked form
+    assert choose_algorithm(F['delta'], 1024, 3, False, device='meta') == 'chunked'   # not the CPU: every long sequence
