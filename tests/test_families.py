@@ -135,3 +135,16 @@ def test_choose_algorithm_policy():
     assert choose_algorithm(F['channel-gate'], 1024, 64, True, batch=16) == 'chunked'
     assert choose_algorithm(F['softmax'], 4096, 64, True) == 'sequential'         # no chunked form
     assert choose_algorithm(F['delta'], 1024, 3, False, device='meta') == 'chunked'   # not the CPU: every long sequence
+
+
+@pytest.mark.parametrize('rule', ['delta', 'gated-delta', 'channel-gate', 'trace'])
+def test_loop_results_are_ordinary_tensors(rule):
+    "The no-gradient loop runs under inference mode; what it returns must still enter a later autograd graph."
+    g = torch.Generator().manual_seed(0)
+    k, v = torch.randn(2, 6, 1, 3, generator=g), torch.randn(2, 6, 1, 2, generator=g)
+    tr = recur(torch.nn.functional.normalize(k, dim=-1), v, rule=rule, beta=0.5, probes=torch.eye(3), algorithm='sequential')
+    w = torch.ones(1, requires_grad=True)
+    for x in (tr.pred, tr.out, tr.state, tr.probes):
+        assert not x.is_inference()
+        (x * w).sum().backward()
+    assert torch.isfinite(w.grad).all()
