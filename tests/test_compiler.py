@@ -7,7 +7,7 @@ import torch
 from pavlovattn.core import recur
 from pavlovattn.families import FAMILIES
 from pavlovattn.designs import parse_design, simulate, trial_orders, expected_absent, vhw_keys, calmr_parameters
-from pavlovattn import competition
+from pavlovattn import competition, dissociation
 
 # --- oracle 1: the cue-competition page's former runner (its own reader, sequences and recur call) -------------------------
 
@@ -67,7 +67,7 @@ def _max_diff(mine, ref):
 @pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla', 'channel-gate'])
 def test_competition_runner_equals_hand_built_oracle(rule):
     "Every dissociation design (randomised phases drawn from the torch stream, both samplings, unequal rates) equals the oracle."
-    for name, (design, _, kw, _) in competition.PHENOMENA.items():
+    for name, (design, _, kw, _) in dissociation.PHENOMENA.items():
         for sampling in ('shuffle', 'iid'):
             opts = dict(rule=rule, subjects=40, seed=5, sampling=sampling, **kw, **competition.protocol(rule))
             mine = competition.run_design(design, trajectory=True, **opts)
@@ -144,7 +144,7 @@ def test_trajectories_equal_probe_reads():
 
 # --- no second path ------------------------------------------------------------------------------------------------------
 
-MINE = ('designs', 'acquisition', 'blocking', 'competition', 'recovery', 'beyond')
+MINE = ('designs', 'acquisition', 'blocking', 'competition', 'random_orders', 'dissociation', 'recovery', 'beyond')
 
 # Theorem harnesses that run `recur` on inputs no design expresses: arbitrary key vectors per experiment (any overlap,
 # any norm), ragged phase lengths, per-step retention gates and values. They are not designs, so they stay on their pages.

@@ -1,0 +1,60 @@
+"""The dissociation table (nbs/04b_dissociation.ipynb): a row, the tested set fixed before measuring, the rows gated-delta misses, and the command line against the cue-competition page's runner on the table's designs."""
+import math
+import pytest
+from pavlovattn.competition import run_design, protocol, FAMILIES
+from pavlovattn.dissociation import dissociation_row
+
+def _cli_json(*args):
+    import contextlib, io, json
+    from pavlovattn.cli import main
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf): rc = main(['run', *args, '--format', 'json'])
+    assert rc == 0
+    return json.loads(buf.getvalue())
+
+def test_cli_equals_run_design_fixed_orders():
+    "`pavlovattn run` and the page's runner give the same probe means to round-off on designs with fixed orders."
+    from pavlovattn.dissociation import PHENOMENA
+    for name in ('blocking', 'overshadowing'):
+        design = PHENOMENA[name][0]
+        js, mine = _cli_json(design, '--rule', 'delta'), run_design(design)
+        for g, v in js['groups'].items():
+            for x in v['probes']: assert abs(x['mean'] - float(mine[g][x['cues']])) < 1e-12, (name, g)
+
+def test_dissociation_blocking_row():
+    row = dissociation_row('blocking', subjects=1)
+    assert set(row) == set(FAMILIES)
+    assert row['delta']['present'] and not row['hebbian']['present'] and not row['decay']['present']
+
+def test_tested_set_is_the_one_fixed_before_measuring():
+    "delta and gated-delta (and the contiguity families) are tested; the second criterion is a separate claim, not a replacement."
+    from pavlovattn.competition import PROTOCOL_GAMMA
+    from pavlovattn.dissociation import TESTED, ci_above_zero
+    from pavlovattn.registry import load_claims
+    assert set(TESTED) == {'hebbian', 'decay', 'delta', 'gated-delta'} and PROTOCOL_GAMMA == {'gated-delta': 0.95} and protocol('decay') == {}
+    c = load_claims()
+    assert 'cue-competition-dissociation' in c and 'cue-competition-ci-above-zero' in c
+    assert 'FORMULATED AFTER THE FIRST RESULT' in c['cue-competition-ci-above-zero'].claim
+    assert ci_above_zero({'effect': 0.03, 'se': 0.001}) and not ci_above_zero({'effect': 0.03, 'se': 0.02})
+
+def test_gated_delta_misses_fail_their_rows():
+    "Retardation: gated-delta's effect is real (CI above 0) but below 0.05 lambda, so the row's check fails."
+    from pavlovattn.registry import run_claims
+    (r,), _ = run_claims(['dissociation-retardation'], progress=False)
+    assert r['check'] == 'fail' and 'gated-delta' in r['measured']
+    g = r['data']['gated-delta']
+    assert 0 < g['effect'] - 1.96 * g['se'] and g['effect'] < 0.05
+
+@pytest.mark.parametrize('name, extra', [('conditioned inhibition (summation)', ()),
+                                         ('relative validity (beta- = beta+/2)', ('--beta-minus', '0.05'))])
+def test_cli_agrees_with_run_design_randomised(name, extra):
+    "With randomised phases the command line (counter-based orders) and the page's runner (`rng='torch'`) draw different subjects: their means agree within 4 standard errors (1,000 subjects each); a group without a randomised phase agrees exactly."
+    from pavlovattn.dissociation import PHENOMENA
+    design, n = PHENOMENA[name][0], 1000
+    js = _cli_json(design, '--rule', 'delta', '--subjects', str(n), *extra)
+    mine = run_design(design, subjects=n, **({'beta_minus': 0.05} if extra else {}))
+    for g, v in js['groups'].items():
+        x = v['probes'][0]; m = mine[g][x['cues']]
+        if x['sd'] == 0: assert abs(x['mean'] - float(m.mean())) < 1e-12, g; continue
+        z = (x['mean'] - float(m.mean())) / math.sqrt(x['sd']**2 / n + float(m.var()) / n)
+        assert abs(z) < 4, (g, z)
