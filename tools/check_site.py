@@ -2,25 +2,54 @@
 main content present, math rendered (KaTeX or MathJax) where the source has TeX, no broken internal link,
 every image loadable (data: URIs decode to a PNG/JPEG/SVG; relative files exist), no page twice (same content under two
 names), no link to the placeholder repository, no code cell on the page whose notebook has no saved output although
-its code shows something (a print, a plot, a bare value, a call ended with ';'), and no library warning printed in a saved
-output. Prints `site: N passed, M failed`."""
+its code shows something (a print, a plot, a bare value, a call ended with ';'), no library warning printed in a saved
+output, no error saved under a cell (e.g. a GPU cell that failed on a CPU-only machine), no empty output section, no TeX
+left unrendered in the text (`$$`, `\\(`, `\\frac`, ...), no raw Markdown link syntax (`[x](page.html)`, also inside a
+signature's code block), and, at phone width (390 px), nothing in the page's content wider than the screen unless it
+scrolls inside its own box (a figure, a table, a code block, an equation). Prints `site: N passed, M failed`."""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit, unquote
 
+# Injected into every page the checker serves: after load (and KaTeX), it writes into the page's <html> element what in the
+# main content sticks out past the window's right edge without a box of its own inside the content to hold it (overflow-x
+# auto, scroll, hidden or clip on a parent below <main>; that box is then checked itself): outermost elements only, and
+# how wide the whole page scrolls. (The page grid clips at the window, so content too wide is cut off, not scrolled.)
+# KaTeX's invisible MathML copy is left out. The checker reads the note from the dumped DOM.
+LAYOUT_PROBE = b"""<script>window.addEventListener('load', () => setTimeout(() => {
+  const de = document.documentElement, W = de.clientWidth, main = document.querySelector('main') || document.body;
+  const boxed = e => { for (let p = e.parentElement; p && p !== main; p = p.parentElement) {
+    if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+  const wide = [...main.querySelectorAll('*')].filter(e => { const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.right > W + 1 && !boxed(e) && !e.closest('.katex-mathml'); });
+  const outer = wide.filter(e => !wide.includes(e.parentElement)).slice(0, 4).map(e => e.tagName.toLowerCase()
+    + (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/)[0] : '')
+    + ' to ' + Math.round(e.getBoundingClientRect().right) + ' px');
+  de.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer}));
+}, 500));</script>"""
+
 def serve(root):
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *a): pass
+        def send_head(self):                 # an .html page goes out with the layout probe before </body>
+            path = self.translate_path(self.path)
+            if not path.endswith('.html') or not Path(path).is_file(): return super().send_head()
+            body = Path(path).read_bytes().replace(b'</body>', LAYOUT_PROBE + b'</body>', 1)
+            self.send_response(200); self.send_header('Content-Type', 'text/html; charset=utf-8')
+            self.send_header('Content-Length', str(len(body))); self.end_headers()
+            import io; return io.BytesIO(body)
     srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(root)))
     threading.Thread(target=srv.serve_forever, daemon=True).start(); return srv
 
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
          '--disable-component-update', '--disable-sync', '--virtual-time-budget=5000']
 
-def dom(url):
+PHONE = '390,844'
+
+def dom(url, size='1280,900'):
     with tempfile.TemporaryDirectory() as ud:
-        return subprocess.run(['chromium', *FLAGS, f'--user-data-dir={ud}', '--dump-dom', url],
+        return subprocess.run(['chromium', *FLAGS, f'--user-data-dir={ud}', f'--window-size={size}', '--dump-dom', url],
                               capture_output=True, text=True, timeout=120).stdout
 
 MAGIC = (b'\x89PNG', b'\xff\xd8', b'<svg', b'<?xml', b'GIF8')
@@ -86,6 +115,50 @@ def printed_warnings(nb):
             if m: probs.append(f'a warning printed under cell {i}: ' + txt[m.start():].splitlines()[0][:100])
     return probs
 
+def saved_errors(nb):
+    "Cells of notebook `nb` whose saved output is an error (a traceback), as a GPU cell that fails without CUDA would save."
+    probs = []
+    for i, c in enumerate(json.loads(Path(nb).read_text())['cells']):
+        for o in c.get('outputs', []):
+            txt = ''.join(o.get('text', '')) if o.get('output_type') == 'stream' else ''
+            if o.get('output_type') == 'error' or 'Traceback (most recent call last)' in txt:
+                probs.append(f"an error saved under cell {i}: {o.get('ename', '')} {str(o.get('evalue', ''))[:80]}".rstrip()); break
+    return probs
+
+def shown_text(d):
+    "The text a reader sees in the main content of the dumped DOM `d`, without code blocks and KaTeX's TeX annotations."
+    m = re.search(r'<main[^>]*>(.*?)</main>', d, re.S); t = m.group(1) if m else ''
+    t = re.sub(r'<(annotation|script|style|pre|code)\b[^>]*>.*?</\1>', ' ', t, flags=re.S)
+    return html.unescape(' '.join(re.sub(r'<[^>]+>', ' ', t).split()))
+
+RAW_TEX = re.compile(r'\$\$|\\[(\[]|\\(frac|sum|lVert|mathrm|text|beta|gamma|lambda|tau|top|le|ge|in)\b')
+MD_LINK = re.compile(r'\]\([\w./-]*(\.html|\.ipynb|#)[^)\s]*\)')          # [x](page.html#x) left as text
+MD_LINK_IN_CODE = re.compile(r'\[`[^`\n]+`\]\([\w./-]*\.html')               # [`x`](page.html...) inside a code block
+
+def text_problems(d):
+    "Unrendered TeX or Markdown a reader would see in the dumped DOM `d`, and empty output sections."
+    probs, text = [], shown_text(d)
+    for what, pat in (('TeX left unrendered', RAW_TEX), ('raw Markdown link', MD_LINK)):
+        m = pat.search(text)
+        if m: probs.append(f'{what}: ...{text[max(0, m.start() - 40):m.end() + 20]}...')
+    main = re.search(r'<main[^>]*>(.*?)</main>', d, re.S)
+    for pre in re.findall(r'<pre\b[^>]*>(.*?)</pre>', main.group(1) if main else '', re.S):
+        code = html.unescape(re.sub(r'<[^>]+>', '', pre)); m = MD_LINK_IN_CODE.search(code)
+        if m: probs.append(f'raw Markdown link in a code block: {code[max(0, m.start() - 30):m.end() + 10]!r}'); break
+    empty = [m for m in re.finditer(r'<div class="cell-output[^"]*">(.*?)</div>', d, re.S)
+             if not re.sub(r'<[^>]+>', '', m.group(1)).strip() and not re.search(r'<(img|svg|table|iframe)\b', m.group(1))]
+    if empty: probs.append(f'{len(empty)} empty output section(s)')
+    return probs
+
+def phone_problems(d):
+    "What sticks out past a phone's screen, from the layout probe's note in the DOM `d` dumped at phone width."
+    m = re.search(r'data-layout="([^"]*)"', d)
+    if not m: return ['layout probe did not run at phone width']
+    lay = json.loads(html.unescape(m.group(1))); probs = []
+    if lay['scroll'] > lay['width'] + 1: probs.append(f"at phone width the whole page scrolls sideways ({lay['scroll']} px in a {lay['width']} px window)")
+    if lay['wide']: probs.append(f"at phone width wider than the screen, not scrolling in its own box: {', '.join(lay['wide'])}")
+    return probs
+
 def page_name(nb):
     "The page nbdev makes of a notebook: 00a_registry.ipynb -> registry.html (its `output-file`)."
     return re.sub(r'^\d+[a-z]?_', '', Path(nb).stem) + '.html'
@@ -114,7 +187,8 @@ def check_page(page, base, nb=None, dups=()):
         if not (page.parent/unquote(href)).exists(): probs.append(f'broken link {href}')
     if PLACEHOLDER_REPO in src: probs.append(f'link to the placeholder repository {PLACEHOLDER_REPO}')
     if dups: probs.append(f"the same page as {', '.join(dups)}")
-    if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb)
+    if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb) + saved_errors(nb)
+    probs += text_problems(d) + phone_problems(dom(base + page.name, PHONE))
     return probs + image_problems(page, d)
 
 def main(site='_docs', nbs=Path(__file__).resolve().parent.parent/'nbs'):
