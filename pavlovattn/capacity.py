@@ -234,7 +234,7 @@ def capacity(d:int,                      # d_k = d_v
              n_max:int=10**6,            # give up above this N
              extra=(0.8, 0.9, 1.1, 1.25),  # N*-multiples evaluated for the bootstrap
             ) -> dict:
-    "N*(d): bracket by doubling, bisect on integer N over nested draws; keep every evaluated N's per-draw statistics."
+    "`N*(d)`: bracket by doubling, bisect on integer N over nested draws; keep every evaluated N's per-draw statistics."
     draws = draws or PROTOCOL[criterion]['draws']
     seed = PROTOCOL['seed'] + d if seed is None else seed
     mem = PairMemory(d, draws, rule, keys, seed, dtype, device, values=criterion != 'worst')
@@ -277,7 +277,7 @@ def fit_exponent(results:list,           # `capacity` results, one per d
                  B:int|None=None,        # bootstrap resamples (default: the protocol's; 200 under test)
                  seed:int=0,
                 ) -> dict:
-    "OLS slope of ln N~* (the interpolated crossing) on ln d with a percentile bootstrap CI (draws resampled within each d)."
+    "OLS slope of `ln N~*` (the interpolated crossing) on ln d with a percentile bootstrap CI (draws resampled within each d)."
     B = B or (200 if _small() else PROTOCOL['bootstrap']['B'])
     g = torch.Generator().manual_seed(seed)
     x = torch.tensor([math.log(r['d']) for r in results], dtype=torch.float64)
@@ -298,7 +298,7 @@ def sweep(criterion:str='accurate',      # a key of `CRITERIA`
           device:str='cpu',
           small:bool|None=None,          # test sizes (default: when IN_TEST is set)
          ) -> tuple:                     # (list of `capacity` results, `fit_exponent` dict)
-    "N*(d) over the protocol's d grid and its exponent fit; cached per process, so a page and its claims share one run."
+    "`N*(d)` over the protocol's d grid and its exponent fit; cached per process, so a page and its claims share one run."
     return _sweep(criterion, rule, keys, bool(full), str(device), _small() if small is None else bool(small))
 
 @functools.lru_cache(maxsize=None)
@@ -313,7 +313,7 @@ def _sweep(criterion, rule, keys, full, device, small):
 
 # %% ../nbs/07_capacity.ipynb #671065b3
 def theory_nstar(criterion:str, d:float) -> float:
-    "Theory crossing N~*(d) for linear attention under `PROTOCOL` (accurate: 1+eps^2 d; worst: 1+delta/E|c|; identification: d^2/(4 ln N))."
+    "Theory crossing `N~*(d)` for linear attention under `PROTOCOL` (accurate: 1+eps^2 d; worst: 1+delta/E|c|; identification: d^2/(4 ln N))."
     if criterion == 'accurate': return 1 + PROTOCOL['accurate']['eps2'] * d
     if criterion == 'worst': return 1 + PROTOCOL['worst']['delta'] / sphere_abs_dot(int(d))
     if criterion == 'identification':

@@ -30,7 +30,7 @@ def token_recall(batch:int,          # sequences
                  distinct:int|None=None, # distinct keys (None: every key once, MQAR; fewer: keys are rebound)
                  alpha:float=0.01,   # power-law exponent of the query gaps (Zoology's default)
                  gen=None) -> dict:
-    "Key-value pairs `k1 v1 k2 v2 …`, then queried keys each followed by its value; loss at the query (target: the key's *last* value)."
+    "Key-value pairs `k1 v1 k2 v2 …`, then queried keys each followed by its value; loss at the query (target: the key's last value)."
     gen = gen if gen is not None else torch.Generator().manual_seed(0)
     P = int(torch.randint(pairs[0], pairs[1] + 1, (1,), generator=gen))
     D = P if distinct is None else min(distinct, P)
