@@ -742,7 +742,7 @@ def simulate(design,                  # a design string or a parsed `Design`
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
 class Result:
-    "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`table`, `probes`, `strengths`)."
+    "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`Result.table`, `Result.probes`, `Result.strengths`)."
     def __init__(self, design, rule, params, cues, runs):
         self.design, self.rule, self.params, self.cues, self.runs = design, rule, params, tuple(cues), runs
         self.outcomes = design.outcomes if design.named_us else ()      # named USs: every column is a (cue, US) pair, 'A:US_a'

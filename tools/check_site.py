@@ -1,12 +1,13 @@
-"""Open every page of the built site in headless Chromium (Debian's), and check what a reader would see:
-main content present, math rendered (KaTeX or MathJax) where the source has TeX, no broken internal link,
-every image loadable (data: URIs decode to a PNG/JPEG/SVG; relative files exist), no page twice (same content under two
-names), no link to the placeholder repository, no code cell on the page whose notebook has no saved output although
-its code shows something (a print, a plot, a bare value, a call ended with ';'), no library warning printed in a saved
-output, no error saved under a cell (e.g. a GPU cell that failed on a CPU-only machine), no empty output section, no TeX
-left unrendered in the text (`$$`, `\\(`, `\\frac`, ...), no raw Markdown link syntax (`[x](page.html)`, also inside a
-signature's code block), and, at phone width (390 px), nothing in the page's content wider than the screen unless it
-scrolls inside its own box (a figure, a table, a code block, an equation). Prints `site: N passed, M failed`."""
+"""Open every page of the built site in headless Chromium (Debian's), and check what a reader would see: main content
+present, math rendered (KaTeX or MathJax) where the source has TeX, no broken internal link and no link to a place
+(#id) missing on its page, every image loadable (data: URIs decode to a PNG/JPEG/SVG; relative files exist), no page
+twice (same content under two names), no link to the placeholder repository, no code cell on the page whose notebook
+has no saved output although its code shows something (a print, a plot, a bare value, a call ended with ';'), no
+library warning printed in a saved output, no error saved under a cell (e.g. a GPU cell that failed on a CPU-only
+machine), no empty output section, no TeX left unrendered in the text (`$$`, `\\(`, `\\frac`, ...), no raw Markdown
+link syntax (`[x](page.html)`, also inside a signature's code block), and, at phone width (390 px), nothing in the
+page's content wider than the screen unless it scrolls inside its own box (a figure, a table, a code block, an
+equation). Prints `site: N passed, M failed`."""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
 from pathlib import Path
@@ -185,6 +186,10 @@ def check_page(page, base, nb=None, dups=()):
     if re.search(r'class="katex-error"', d): probs.append('KaTeX error in math')
     for href in set(re.findall(r'href="([^"#:?]+\.html)', src)):
         if not (page.parent/unquote(href)).exists(): probs.append(f'broken link {href}')
+    for href, frag in set(re.findall(r'href="([^"#:?]*\.html)?#([^"]+)"', src)):   # a link to a place on a page: it exists
+        target = page.parent/unquote(href) if href else page
+        if target.exists() and f'id="{frag}"' not in (src if target == page else target.read_text()):
+            probs.append(f'link to a missing place {href}#{frag}')
     if PLACEHOLDER_REPO in src: probs.append(f'link to the placeholder repository {PLACEHOLDER_REPO}')
     if dups: probs.append(f"the same page as {', '.join(dups)}")
     if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb) + saved_errors(nb)
