@@ -277,15 +277,27 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         Qg = Q if G is None else Q * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
     Wend = Wk if G is None else eG(Wk, Gc[:, :, :, None] - G)              # write keys decayed to the chunk's end
     E = None if G is None else (Gc.exp()[..., None, :] if channel else Gc.exp()[..., None, None])   # whole-chunk decay of S
-    St = S.new_empty(B, H, N, dk, dv)                                     # every chunk's entering state (transposed)
-    Ua = S.new_empty(B, H, N, C, dv) if delta else U                      # the writes: errors for delta, else beta v
-    bmm = lambda x: x.reshape(B * H, *x.shape[-2:])                       # [B,H,m,n] -> [B*H,m,n] (a view)
+    # The loop takes every chunk's operands as [B*H, ., .] views made once and keeps the state transposed ([d_k, d_v]):
+    # each chunk is then one or two batched products and no copies.
+    # Without a gradient, results go straight into buffers (with one, autograd needs each step's own tensor).
+    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (q, r, w, v, b, g, S0, probes))
+    lay = lambda x: x.reshape(B * H, N, *x.shape[-2:]).unbind(1)        # [B,H,N,m,n] -> N views [B*H,m,n]
+    Wt, Es, Ul = lay(Wend.transpose(-1, -2)), None if E is None else lay(E.transpose(-1, -2)), lay(U)
+    Wds = lay(Wd) if delta else None
+    Sb = None if grad else S.new_empty(N + 1, B * H, dk, dv)              # every chunk's entering state (transposed), then the last
+    Ub = None if grad or not delta else S.new_empty(N, B * H, C, dv)      # the chunks' errors (delta)
+    at = lambda buf, n: None if buf is None else buf[n]
+    s = S.reshape(B * H, dv, dk).transpose(-1, -2)
+    if Sb is not None: s = Sb[0].copy_(s)
+    sts, uas = [s], []
     for n in range(N):                                                    # the only sequential part: T/C steps, state only
-        St[:, :, n] = S.transpose(-1, -2)
-        if delta: Ua[:, :, n] = Un = torch.baddbmm(bmm(U[:, :, n]), bmm(Wd[:, :, n]), bmm(S.transpose(-1, -2)), alpha=-1).view(B, H, C, dv)
-        else: Un = U[:, :, n]
-        if E is not None: S = S * E[:, :, n]
-        S = torch.baddbmm(bmm(S), bmm(Un.transpose(-1, -2)), bmm(Wend[:, :, n])).view(B, H, dv, dk)
+        u = torch.baddbmm(Ul[n], Wds[n], s, alpha=-1, out=at(Ub, n)) if delta else Ul[n]   # u - W S^T: the chunk's errors
+        s = torch.baddbmm(s if Es is None else s * Es[n], Wt[n], u, out=at(Sb, n + 1))  # S^T decayed, plus W_end^T u
+        sts.append(s); uas.append(u)
+    S = s.transpose(-1, -2).reshape(B, H, dv, dk).contiguous()
+    St = (Sb if Sb is not None else torch.stack(sts))[:N].view(N, B, H, dk, dv).permute(1, 2, 0, 3, 4)   # [B,H,N,d_k,d_v]
+    if delta: Ua = (Ub if Ub is not None else torch.stack(uas)).view(N, B, H, C, dv).permute(1, 2, 0, 3, 4)
+    else: Ua = U
     if N == 0: return (r.new_zeros(B, 0, H, dv) if reads is True else None, r.new_zeros(B, 0, H, dv) if nq else None, S,
                        r.new_zeros(B, 0, H, probes.shape[-2], dv) if probes is not None else None)
     un = lambda x, *s: x.reshape(B, H, N * C, *s)[:, :, :T].transpose(1, 2)
