@@ -17,26 +17,36 @@ from urllib.parse import urlsplit, unquote
 # main content sticks out past the window's right edge without a box of its own inside the content to hold it (overflow-x
 # auto, scroll, hidden or clip on a parent below <main>; that box is then checked itself): outermost elements only, and
 # how wide the whole page scrolls. (The page grid clips at the window, so content too wide is cut off, not scrolled.)
-# KaTeX's invisible MathML copy is left out. The checker reads the note from the dumped DOM.
+# KaTeX's invisible MathML copy is left out; a heading whose text does not fit is noted too. The checker reads the note
+# from the dumped DOM. At phone width the page is shown in a 390 px frame of a wrapper page (headless Chromium keeps its
+# window at least ~500 px wide), and the note goes on the wrapper's <html>.
 LAYOUT_PROBE = b"""<script>window.addEventListener('load', () => setTimeout(() => {
   const de = document.documentElement, W = de.clientWidth, main = document.querySelector('main') || document.body;
   const boxed = e => { for (let p = e.parentElement; p && p !== main; p = p.parentElement) {
     if (['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
   const wide = [...main.querySelectorAll('*')].filter(e => { const r = e.getBoundingClientRect();
-    return r.width > 0 && r.height > 0 && r.right > W + 1 && !boxed(e) && !e.closest('.katex-mathml'); });
+    const own = e.clientWidth && getComputedStyle(e).overflowX === 'visible' ? e.scrollWidth : 0;   // its text can run past it
+    const right = Math.max(r.right, r.left + own);
+    return r.width > 0 && r.height > 0 && right > W + 1 && !boxed(e) && !e.closest('.katex-mathml'); });
   const outer = wide.filter(e => !wide.includes(e.parentElement)).slice(0, 4).map(e => e.tagName.toLowerCase()
     + (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/)[0] : '')
-    + ' to ' + Math.round(e.getBoundingClientRect().right) + ' px');
-  de.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer}));
+    + ' to ' + Math.round(e.getBoundingClientRect().left + Math.max(e.getBoundingClientRect().width, e.scrollWidth)) + ' px');
+  const heads = [...main.querySelectorAll('h1, h2, h3, h4, h5')].filter(h => h.scrollWidth > h.clientWidth + 1)
+    .slice(0, 4).map(h => h.textContent.trim().slice(0, 40));                    // a heading whose text does not fit
+  const top = window.parent === window ? de : window.parent.document.documentElement;
+  top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads}));
 }, 500));</script>"""
 
 def serve(root):
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *a): pass
         def send_head(self):                 # an .html page goes out with the layout probe before </body>
-            path = self.translate_path(self.path)
-            if not path.endswith('.html') or not Path(path).is_file(): return super().send_head()
-            body = Path(path).read_bytes().replace(b'</body>', LAYOUT_PROBE + b'</body>', 1)
+            if self.path.startswith('/phone/'):  # /phone/page.html: the page in a phone-sized frame
+                body = PHONE_FRAME.replace(b'PAGE', self.path[len('/phone/'):].encode())
+            else:
+                path = self.translate_path(self.path)
+                if not path.endswith('.html') or not Path(path).is_file(): return super().send_head()
+                body = Path(path).read_bytes().replace(b'</body>', LAYOUT_PROBE + b'</body>', 1)
             self.send_response(200); self.send_header('Content-Type', 'text/html; charset=utf-8')
             self.send_header('Content-Length', str(len(body))); self.end_headers()
             import io; return io.BytesIO(body)
@@ -46,11 +56,11 @@ def serve(root):
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
          '--disable-component-update', '--disable-sync', '--virtual-time-budget=5000']
 
-PHONE = '390,844'
+PHONE_FRAME = b'<!doctype html><html><body style="margin:0"><iframe src="/PAGE" style="width:390px;height:844px;border:0"></iframe></body></html>'
 
-def dom(url, size='1280,900'):
+def dom(url):
     with tempfile.TemporaryDirectory() as ud:
-        return subprocess.run(['chromium', *FLAGS, f'--user-data-dir={ud}', f'--window-size={size}', '--dump-dom', url],
+        return subprocess.run(['chromium', *FLAGS, f'--user-data-dir={ud}', '--window-size=1280,900', '--dump-dom', url],
                               capture_output=True, text=True, timeout=120).stdout
 
 MAGIC = (b'\x89PNG', b'\xff\xd8', b'<svg', b'<?xml', b'GIF8')
@@ -158,6 +168,7 @@ def phone_problems(d):
     lay = json.loads(html.unescape(m.group(1))); probs = []
     if lay['scroll'] > lay['width'] + 1: probs.append(f"at phone width the whole page scrolls sideways ({lay['scroll']} px in a {lay['width']} px window)")
     if lay['wide']: probs.append(f"at phone width wider than the screen, not scrolling in its own box: {', '.join(lay['wide'])}")
+    if lay.get('heads'): probs.append(f"at phone width a heading runs past the screen: {', '.join(lay['heads'])}")
     return probs
 
 def page_name(nb):
@@ -193,7 +204,7 @@ def check_page(page, base, nb=None, dups=()):
     if PLACEHOLDER_REPO in src: probs.append(f'link to the placeholder repository {PLACEHOLDER_REPO}')
     if dups: probs.append(f"the same page as {', '.join(dups)}")
     if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb) + saved_errors(nb)
-    probs += text_problems(d) + phone_problems(dom(base + page.name, PHONE))
+    probs += text_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
     return probs + image_problems(page, d)
 
 def main(site='_docs', nbs=Path(__file__).resolve().parent.parent/'nbs'):
