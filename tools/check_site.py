@@ -5,9 +5,10 @@ twice (same content under two names), no link to the placeholder repository, no 
 has no saved output although its code shows something (a print, a plot, a bare value, a call ended with ';'), no
 library warning printed in a saved output, no error saved under a cell (e.g. a GPU cell that failed on a CPU-only
 machine), no empty output section, no TeX left unrendered in the text (`$$`, `\\(`, `\\frac`, ...), no raw Markdown
-link syntax (`[x](page.html)`, also inside a signature's code block), and, at phone width (390 px), nothing in the
-page's content wider than the screen unless it scrolls inside its own box (a figure, a table, a code block, an
-equation). Prints `site: N passed, M failed`."""
+link syntax (`[x](page.html)`, also inside a signature's code block), no class documented as `(*args, **kwargs)` (a
+named tuple shows its fields), and, at phone width (390 px), nothing in the page's content wider than the screen
+unless it scrolls inside its own box (a figure, a table, a code block, an equation), and no heading running past it.
+Prints `site: N passed, M failed`."""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
 from pathlib import Path
@@ -145,6 +146,7 @@ def shown_text(d):
 RAW_TEX = re.compile(r'\$\$|\\[(\[]|\\(frac|sum|lVert|mathrm|text|beta|gamma|lambda|tau|top|le|ge|in)\b')
 MD_LINK = re.compile(r'\]\([\w./-]*(\.html|\.ipynb|#)[^)\s]*\)')          # [x](page.html#x) left as text
 MD_LINK_IN_CODE = re.compile(r'\[`[^`\n]+`\]\([\w./-]*\.html')               # [`x`](page.html...) inside a code block
+BARE_CLASS = re.compile(r'def ([A-Z]\w*)\(\s*\*args, \*\*kwargs\s*\)')          # a class documented without its fields
 
 def text_problems(d):
     "Unrendered TeX or Markdown a reader would see in the dumped DOM `d`, and empty output sections."
@@ -153,9 +155,12 @@ def text_problems(d):
         m = pat.search(text)
         if m: probs.append(f'{what}: ...{text[max(0, m.start() - 40):m.end() + 20]}...')
     main = re.search(r'<main[^>]*>(.*?)</main>', d, re.S)
-    for pre in re.findall(r'<pre\b[^>]*>(.*?)</pre>', main.group(1) if main else '', re.S):
-        code = html.unescape(re.sub(r'<[^>]+>', '', pre)); m = MD_LINK_IN_CODE.search(code)
+    pres = [html.unescape(re.sub(r'<[^>]+>', '', pre)) for pre in re.findall(r'<pre\b[^>]*>(.*?)</pre>', main.group(1) if main else '', re.S)]
+    for code in pres:
+        m = MD_LINK_IN_CODE.search(code)
         if m: probs.append(f'raw Markdown link in a code block: {code[max(0, m.start() - 30):m.end() + 10]!r}'); break
+    bare = [m.group(1) for code in pres for m in [BARE_CLASS.match(code)] if m]
+    if bare: probs.append(f"API docs show {', '.join(bare)} as (*args, **kwargs), not its fields or class line")
     empty = [m for m in re.finditer(r'<div class="cell-output[^"]*">(.*?)</div>', d, re.S)
              if not re.sub(r'<[^>]+>', '', m.group(1)).strip() and not re.search(r'<(img|svg|table|iframe)\b', m.group(1))]
     if empty: probs.append(f'{len(empty)} empty output section(s)')
