@@ -229,6 +229,6 @@ def doc_renderer(sym,                 # what `show_doc` documents
     elif isinstance(sym, type) and re.fullmatch(r'def \w+\(\s*\*args, \*\*kwargs\s*\):?', str(r.dm).strip()):
         r.dm = _Text(f"class {r.nm}({', '.join(b.__name__ for b in sym.__bases__)}):")   # e.g. an exception: no arguments of its own
     sig, names = _unlink(str(r.dm))
-    r.dm = _Text(sig)
+    r.dm = _Text(sig.replace(':NoneType=None', '=None'))           # fastcore types an unannotated `x=None` as NoneType
     if names: r.docs = (r.docs + '\n\n' if r.docs else '') + 'See ' + ', '.join(f'`{n}`' for n in names) + '.'
     return r
