@@ -188,7 +188,8 @@ def _reproduce(a) -> int:
         rows = [dict(id=i, claim=claims[i].claim, source=claims[i].source, expected=claims[i].expected, exact=claims[i].exact,
                      paper_rule=claims[i].paper.rule()) for i in ids]
         if a.json: _write_json(a.json, rows)
-        for r in rows: print(f"{r['id']}\t{'exact' if r['exact'] else '-'}\t{r['claim']}")
+        w = max((len(r['id']) for r in rows), default=0)                   # aligned columns (the JSON is the machine format)
+        for r in rows: print(f"{r['id']:<{w}}  {'exact' if r['exact'] else '-':5s}  {r['claim']}")
         return 0
     _check_device(a.device)
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
