@@ -285,13 +285,14 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     Wt, Es, Ul = lay(Wend.transpose(-1, -2)), None if E is None else lay(E.transpose(-1, -2)), lay(U)
     Wds = lay(Wd) if delta else None
     Sb = None if grad else S.new_empty(N + 1, B * H, dk, dv)              # every chunk's entering state (transposed), then the last
-    Ub = None if grad or not delta else S.new_empty(N, B * H, C, dv)      # the chunks' errors (delta)
+    Ub = None if grad or not delta else U.reshape(B * H, N, C, dv).transpose(0, 1).contiguous()   # the chunks' errors, from u (delta)
     at = lambda buf, n: None if buf is None else buf[n]
     s = S.reshape(B * H, dv, dk).transpose(-1, -2)
     if Sb is not None: s = Sb[0].copy_(s)
     sts, uas = [s], []
     for n in range(N):                                                    # the only sequential part: T/C steps, state only
-        u = torch.baddbmm(Ul[n], Wds[n], s, alpha=-1, out=at(Ub, n)) if delta else Ul[n]   # u - W S^T: the chunk's errors
+        if not delta: u = Ul[n]
+        else: u = torch.baddbmm(Ul[n], Wds[n], s, alpha=-1) if grad else Ub[n].baddbmm_(Wds[n], s, alpha=-1)   # u - W S^T: the chunk's errors
         s = torch.baddbmm(s if Es is None else s * Es[n], Wt[n], u, out=at(Sb, n + 1))  # S^T decayed, plus W_end^T u
         sts.append(s); uas.append(u)
     S = s.transpose(-1, -2).reshape(B, H, dv, dk).contiguous()
