@@ -4,7 +4,7 @@
 
 # %% ../nbs/00a_registry.ipynb #5e8f1b1d
 from __future__ import annotations
-import importlib, inspect, json, pkgutil, re, textwrap, time, traceback
+import importlib, inspect, json, pkgutil, re, sys, textwrap, time, traceback
 from collections import Counter
 from typing import Callable, NamedTuple
 
@@ -89,11 +89,21 @@ def not_covered(id:str,        # stable id
     return CLAIMS[id]
 
 # %% ../nbs/00a_registry.ipynb #a185f15f
+def _page_order(module:str) -> str:
+    "Sort key of a module: the notebook it is exported from (`04a_random_orders`), so claims follow the site's pages."
+    path = getattr(sys.modules.get(module), '__file__', None)       # None for a notebook's own claims (`__main__`)
+    if not path or not path.endswith('.py'): return f'~{module}'
+    with open(path, encoding='utf-8') as f: m = re.search(r'nbs/([^/\s]+)\.ipynb', f.read(400))
+    return m.group(1) if m else f'~{module}'
+
 def load_claims() -> dict:
-    "Import every `pavlovattn` module so that all claims are registered; return `CLAIMS`."
+    "Import every `pavlovattn` module so that all claims are registered; return `CLAIMS`, in the order of the pages."
     import pavlovattn
     for m in pkgutil.iter_modules(pavlovattn.__path__):
         if m.name not in ('_modidx', 'cli'): importlib.import_module(f'pavlovattn.{m.name}')
+    pos = {i: n for n, i in enumerate(CLAIMS)}                       # within a page: the order of registration
+    order = sorted(CLAIMS, key=lambda i: (_page_order(CLAIMS[i].module), pos[i]))
+    for i in order: CLAIMS[i] = CLAIMS.pop(i)                         # reorder in place: other modules hold this dict
     return CLAIMS
 
 def run_claims(only=None,          # ids to run (default: all, in id order of registration)

@@ -67,3 +67,14 @@ def test_bad_input_is_one_line_and_exit_2(args, msg):
     assert r.returncode == 2
     assert msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert 'Traceback' not in r.stderr
+
+
+def test_claims_follow_the_pages():
+    "load_claims orders claims by the notebook each comes from (then by registration), whatever was imported first."
+    import pavlovattn.probes, pavlovattn.random_orders                  # imported out of page order on purpose
+    from pavlovattn.registry import load_claims, _page_order
+    ids = list(load_claims())
+    pages = [_page_order(load_claims()[i].module) for i in ids]
+    assert pages == sorted(pages), [p for p, q in zip(pages, pages[1:]) if p > q][:3]
+    assert ids.index('blocking-closed-form') < ids.index('random-order-mean-recursion') < ids.index('no-spontaneous-recovery') < ids.index('trained-cue-competition')
+    assert _page_order('pavlovattn.random_orders') == '04a_random_orders' and _page_order('__main__') == '~__main__'
