@@ -39,7 +39,7 @@ def run_design(design:str,              # a design string
                seed:int=0, tau:float=1.0, dtype=torch.float64, device='cpu',
                engine:str='torch',      # `simulate`'s engine: the reference loop, which the registered claims ran on
               ) -> dict:
-    "Run `design` with `designs.simulate` and return each subject's probe read-outs `{group: {'B@3': [subjects]}}` (and `'_trajectory'` `[subjects, T, cues]`, `'_cues'`)."
+    "Run `design` with `simulate` and return each subject's probe read-outs `{group: {'B@3': [subjects]}}` (and `'_trajectory'` `[subjects, T, cues]`, `'_cues'`)."
     bm = beta if beta_minus is None else beta_minus
     res = simulate(design, rule=rule, beta=beta if bm == beta else {'+': beta, '-': bm}, gamma=gamma, lam=lam, salience=salience,
                    subjects=subjects, seed=seed, tau=tau, dtype=dtype, device=device, sampling=sampling, rng='torch',

@@ -14,7 +14,7 @@ from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, t
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
-           'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model', 'measure_family', 'summarize',
+           'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model', 'measure_family', 'family_stats',
            'run_families', 'cue_competition_verdict', 'recovery_verdict', 'compile_rebind', 'rebind_scores',
            'measure_rebind', 'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
 
@@ -202,7 +202,7 @@ def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device=
         per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
 
-def summarize(res:dict) -> dict:
+def family_stats(res:dict) -> dict:
     "Protocol statistics for one family's `measure_family` result: s_acq, margin, BI, OI, R(m) (mean, s.e., CI, p-values)."
     per = res['per_seed']; col = lambda k: [p[k] for p in per]
     s_acq = seed_stats(col('s_acq')); margin = 0.2 * s_acq['mean']
@@ -218,9 +218,9 @@ def summarize(res:dict) -> dict:
 def _settings(full): return FULL if full else DEFAULT
 
 def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True, families=None) -> dict:
-    "`summarize(measure_family(...))` for every family of the (default or full) set."
+    "`family_stats(measure_family(...))` for every family of the (default or full) set."
     st = _settings(full)
-    return {r: summarize(measure_family(r, st['seeds'], st['n'], device, retrain, progress, st['train'], st['sweep']))
+    return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain, progress, st['train'], st['sweep']))
             for r in (families or st['families'])}
 
 def cue_competition_verdict(stats:dict) -> Verdict:
