@@ -1,6 +1,7 @@
 """Execute notebooks in place with the same skip rules as nbdev_test (tst_flags, eval: false, skip_exec), saving outputs.
-Run the report page (11_report) on its own: claims registered by pages run earlier in the same process would show up in it."""
-import sys, time
+Each notebook runs in a process of its own, as under nbdev_test: module state set by one page (pandas display options,
+claims registered from a page, matplotlib settings) must not reach the next page's outputs."""
+import subprocess, sys, time
 from pathlib import Path
 from fastcore.script import call_parse
 from fastcore.xtras import working_directory
@@ -15,6 +16,11 @@ def main(paths:str='', flags:str=''):
     cfg = get_config()
     skip = set(cfg.tst_flags.split()) - set(flags.split())
     files = [Path(p) for p in paths.split()] if paths else sorted(cfg.nbs_path.glob('[!_.]*.ipynb'))
+    if len(files) > 1:
+        for fn in files:
+            r = subprocess.run([sys.executable, __file__, '--paths', str(fn), '--flags', flags])
+            if r.returncode: sys.exit(r.returncode)
+        return
     sys.path.insert(0, str(cfg.config_path))
     for fn in files:
         t = time.time(); nb = read_nb(fn)
