@@ -230,8 +230,11 @@ def doc_renderer(sym,                 # what `show_doc` documents
                 ):
     "nbdev's `show_doc` renderer, except that a named tuple shows its fields and a dataclass its field comments (not `(*args, **kwargs)`), a class without its own arguments shows its class line, and names in parameter comments are linked under the signature, not written as Markdown inside it."
     from nbdev.showdoc import BasicMarkdownRenderer               # nbdev is needed only to build the docs
+    class Renderer(BasicMarkdownRenderer):
+        def _repr_markdown_(self):                                  # no "source" link into the placeholder repository
+            return re.sub(r'\[source\]\(https?://github\.com/example/[^)]*\)\{[^}]*\}\n\n', '', super()._repr_markdown_())
     sym = _package_class(sym)
-    r = BasicMarkdownRenderer(sym, name=name, title_level=title_level)
+    r = Renderer(sym, name=name, title_level=title_level)
     if isinstance(sym, type) and issubclass(sym, tuple) and hasattr(sym, '_fields'):
         try: r.dm = _Text(_fields_text(inspect.getsource(sym)))
         except (OSError, TypeError):                              # no source (collections.namedtuple): the fields, no comments

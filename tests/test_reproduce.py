@@ -78,3 +78,15 @@ def test_claims_follow_the_pages():
     assert pages == sorted(pages), [p for p, q in zip(pages, pages[1:]) if p > q][:3]
     assert ids.index('blocking-closed-form') < ids.index('random-order-mean-recursion') < ids.index('no-spontaneous-recovery') < ids.index('trained-cue-competition')
     assert _page_order('pavlovattn.random_orders') == '04a_random_orders' and _page_order('__main__') == '~__main__'
+
+
+def test_no_placeholder_source_links():
+    "While settings.ini's git_url is the placeholder, show_doc (the package's renderer) and the saved notebook outputs link no 'source' there."
+    from pathlib import Path
+    from pavlovattn.registry import doc_renderer
+    from pavlovattn.core import recur
+    md = doc_renderer(recur)._repr_markdown_()
+    assert '### recur' in md and 'github.com/example/' not in md
+    nbs = Path(__file__).resolve().parent.parent / 'nbs'
+    bad = [p.name for p in sorted(nbs.glob('*.ipynb')) if '](https://github.com/example/' in p.read_text()]
+    assert not bad, bad
