@@ -15,7 +15,7 @@ __all__ = ['RULES', 'ENGINES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFin
            'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
-from .families import FAMILIES, Family, family, check_params, forward, ALGORITHMS
+from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
 
 RULES = tuple(n for n, f in FAMILIES.items() if f.pages)                  # the families every phenomenon page takes through
 ENGINES = ('auto', 'torch', 'numba')
@@ -193,7 +193,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
         if P.dim() == 2: P = P.expand(B, H, *P.shape)
         if P.dim() != 4 or P.shape[-1] != dk: raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
         if check: _finite('probes', P0)
-    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (k, v, q, kw, b, g, S0, P))
+    grad = needs_grad(k, v, q, kw, b, g, S0, P)
     alg = choose_algorithm(fam, T, dk, grad, B * H, k.device) if algorithm == 'auto' else algorithm
     if fam.exemplar:
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
@@ -353,7 +353,7 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     if P is not None and (P.dim() not in (2, 4) or P.shape[-1] != dk):
         raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
     if check and P is not None: _finite('probes', P)
-    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (k, v, b, g, S0, P))
+    grad = needs_grad(k, v, b, g, S0, P)
     why = [w for w, bad in (('numba is not installed', not _kernels().available()), (f'the device is {k.device}, not cpu', k.device.type != 'cpu'),
                             (f'the dtype is {k.dtype}, not float64', k.dtype != torch.float64),
                             (f'{rule} is not one of {SCALAR_GATE_RULES}', rule not in SCALAR_GATE_RULES), ('a gradient is required', grad),

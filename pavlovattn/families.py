@@ -10,8 +10,8 @@ from typing import Callable
 import torch
 
 # %% auto #0
-__all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'families_table', 'sequential', 'chunked',
-           'forward', 'kernel_available', 'fla_kernel']
+__all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'families_table', 'needs_grad', 'sequential',
+           'chunked', 'forward', 'kernel_available', 'fla_kernel']
 
 # %% ../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -155,6 +155,10 @@ def families_table():
                          for f in FAMILIES.values()]).set_index('rule')
 
 # %% ../nbs/00c_families.ipynb #622d4d86
+def needs_grad(*xs) -> bool:
+    "Whether autograd is on and one of the tensors among `xs` requires a gradient (then no step may write in place)."
+    return torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in xs)
+
 def sequential(q,              # queries `[B,T,H,dk]` read after each write (None: no outputs)
                r,              # read keys `[B,T,H,dk]`: the prediction is `S_{t-1} r_t`
                w,              # write keys `[B,T,H,dk]` (usually the read keys)
@@ -169,7 +173,7 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
               ) -> tuple:      # (pred `[B,T,H,dv]`, out `[B,T,H,dv]`, state `[B,H,dv,dk]`, probe read-outs `[B,T,H,C,dv]`)
     "The general update, one step at a time: read, forget, write (the prediction error, or the US), read again."
     B, T, H, dk = r.shape; dv = v.shape[-1]; N = B * H                     # batch and heads: N independent sequences
-    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (q, r, w, v, b, g, S0, probes))
+    grad = needs_grad(q, r, w, v, b, g, S0, probes)
     S = r.new_zeros(N, dv, dk) if S0 is None else S0.reshape(N, dv, dk)
     if not grad: S = S.clone()                                               # updated in place below
     steps = lambda x, *s: x.transpose(0, 1).reshape(T, N, *s).unbind(0) if T else ()   # per-step views [N, *s], made once
@@ -280,7 +284,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     # The loop takes every chunk's operands as [B*H, ., .] views made once and keeps the state transposed ([d_k, d_v]):
     # each chunk is then one or two batched products and no copies.
     # Without a gradient, results go straight into buffers (with one, autograd needs each step's own tensor).
-    grad = torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in (q, r, w, v, b, g, S0, probes))
+    grad = needs_grad(q, r, w, v, b, g, S0, probes)
     lay = lambda x: x.reshape(B * H, N, *x.shape[-2:]).unbind(1)        # [B,H,N,m,n] -> N views [B*H,m,n]
     Wt, Es, Ul = lay(Wend.transpose(-1, -2)), None if E is None else lay(E.transpose(-1, -2)), lay(U)
     Wds = lay(Wd) if delta else None
@@ -294,7 +298,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         if not delta: u = Ul[n]
         else: u = torch.baddbmm(Ul[n], Wds[n], s, alpha=-1) if grad else Ub[n].baddbmm_(Wds[n], s, alpha=-1)   # u - W S^T: the chunk's errors
         s = torch.baddbmm(s if Es is None else s * Es[n], Wt[n], u, out=at(Sb, n + 1))  # S^T decayed, plus W_end^T u
-        sts.append(s); uas.append(u)
+        if grad: sts.append(s); uas.append(u)
     S = s.transpose(-1, -2).reshape(B, H, dv, dk).contiguous()
     St = (Sb if Sb is not None else torch.stack(sts))[:N].view(N, B, H, dk, dv).permute(1, 2, 0, 3, 4)   # [B,H,N,d_k,d_v]
     if delta: Ua = (Ub if Ub is not None else torch.stack(uas)).view(N, B, H, C, dv).permute(1, 2, 0, 3, 4)
