@@ -148,3 +148,17 @@ def test_loop_results_are_ordinary_tensors(rule):
         assert not x.is_inference()
         (x * w).sum().backward()
     assert torch.isfinite(w.grad).all()
+
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_initial_state_is_never_written(fam):
+    "The no-gradient loop updates its state in place: the caller's S0 (contiguous, or a transposed view of the same memory) must come back unchanged, and continuing from a returned state must equal one pass."
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=30)
+    first = forward(fam, q[:, :12], k[:, :12], v[:, :12], b[:, :12], None if g is None else g[:, :12], S0, None if kw is None else kw[:, :12])
+    for alg in ('sequential', 'chunked'):
+        for S in (first[2], first[2].transpose(-1, -2).contiguous().transpose(-1, -2)):   # the returned state; a non-contiguous copy
+            keep = S.clone()
+            rest = forward(fam, q[:, 12:], k[:, 12:], v[:, 12:], b[:, 12:], None if g is None else g[:, 12:], S,
+                           None if kw is None else kw[:, 12:], algorithm=alg, chunk=8)
+            assert torch.equal(S, keep), (fam.name, alg)
+            whole = forward(fam, q, k, v, b, g, S0, kw)
+            assert (rest[2] - whole[2]).abs().max() < 1e-10 and (rest[1] - whole[1][:, 12:]).abs().max() < 1e-10
