@@ -203,9 +203,9 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
                 S.baddbmm_(Wc[t], Us[t])                                       # write (u w^T)^T
                 if Ps is not None: torch.bmm(PT, S, out=Ps[t])                # the probes, after the write
         else:
-            zs, ps = [], []
+            zs, ps, Zt = [], [], Z.unbind(0) if delta else None              # views by unbind: one backward node, not T
             for t in range(T):
-                z = torch.baddbmm(Z[t], X[t], S, alpha=-1) if delta else torch.bmm(X[t], S) if m else None
+                z = torch.baddbmm(Zt[t], X[t], S, alpha=-1) if delta else torch.bmm(X[t], S) if m else None
                 if Gs is not None: S = S * Gs[t]
                 S = torch.baddbmm(S, Wc[t], z[:, :1] if delta else Us[t])
                 zs.append(z)
