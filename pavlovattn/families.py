@@ -33,6 +33,7 @@ class Family:
     exemplar: bool = False           # no fixed-size state: stores every trial (softmax attention)
     acquisition: Callable|None = field(default=None, repr=False, compare=False)  # closed-form V_n after n identical trials
     kernel: str|None = None          # flash-linear-attention op for `algorithm='kernel'`
+    layer_gamma: str = 'input'       # how an attention layer makes γ: 'input' (a gate from each token), 'head' (one fixed decay per head), 'learned' (one parameter per head)
     pages: bool = True               # taken through every phenomenon page (closed forms derived there)
     cite: str = ''                   # where the attention model comes from
 
@@ -110,7 +111,8 @@ _FAMILIES = (
            extra_row='norm', acquisition=_acq_normalized, pages=False, cite='Katharopoulos et al. 2020'),
     Family('decay', 'RetNet (fixed decay)', 'contiguity, decay of associations',
            r'S_t = \gamma_t S_{t-1} + \beta_t v_t k_t^\top', gate='scalar', default_gamma=0.9,
-           gamma_means='decay of every association per step', acquisition=_acq_decay, kernel='simple_gla', cite='Sun et al. 2023'),
+           gamma_means='decay of every association per step', acquisition=_acq_decay, kernel='simple_gla', layer_gamma='head',
+           cite='Sun et al. 2023'),
     Family('gla', 'gated linear attention (GLA)', 'contiguity, per-feature decay of associations',
            r'S_t = S_{t-1}\,\mathrm{Diag}(\gamma_t) + \beta_t v_t k_t^\top', gate='channel', default_gamma=1.0,
            gamma_means='decay of each key feature per step ([..., d_k] for data-dependent gates)',
@@ -118,7 +120,7 @@ _FAMILIES = (
     Family('trace', 'linear attention on a key trace', 'contiguity with a stimulus trace (Sutton & Barto 1981)',
            r'e_t = \gamma_t e_{t-1} + k_t,\ S_t = S_{t-1} + \beta_t v_t e_t^\top', default_gamma=0.9, extra_row='trace',
            gamma_means='decay of the eligibility trace of keys (not of the associations)', acquisition=_acq_trace,
-           pages=False, cite='Sutton & Barto 1981'),
+           layer_gamma='learned', pages=False, cite='Sutton & Barto 1981'),
     Family('delta', 'DeltaNet', 'Rescorla–Wagner error correction', r'S_t = S_{t-1} + \beta_t (v_t - S_{t-1} k_t) k_t^\top',
            error_correcting=True, rate_bound=2.0, acquisition=_acq_delta, kernel='delta_rule', cite='Schlag et al. 2021; Yang et al. 2024'),
     Family('gated-delta', 'Gated DeltaNet', 'Rescorla–Wagner with trial-wise forgetting',

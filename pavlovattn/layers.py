@@ -51,12 +51,13 @@ class AttentionMixer(nn.Module):
         self.convs = nn.ModuleList([ShortConv(inner, conv_size, **kw) for _ in range(3)]) if conv_size else None
         self.b_proj = None if fam.exemplar else nn.Linear(d_model, self.H, bias=True, **kw)
         self.g_proj, self.gamma_logit = None, None
-        if fam.gate == 'channel': self.g_proj = nn.Linear(d_model, inner, bias=True, **kw)
-        elif fam.gate == 'scalar' and fam.name != 'decay': self.g_proj = nn.Linear(d_model, self.H, bias=True, **kw)
-        if fam.name == 'decay':                                   # RetNet: one fixed decay per head
-            self.register_buffer('gamma_fixed', 1 - 2.0 ** (-5 - torch.arange(self.H, dtype=torch.float64)).to(dtype or torch.float32), persistent=False)
-        if 'gamma' in fam.params and fam.gate == 'none':         # stimulus trace: one learned trace decay per head
-            self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))
+        src = fam.layer_gamma if 'gamma' in fam.params else None          # the spec says how γ is made
+        fixed = 1 - 2.0 ** (-5 - torch.arange(self.H, dtype=torch.float64)) if src == 'head' else None   # RetNet: one decay per head
+        self.register_buffer('gamma_fixed', None if fixed is None else fixed.to(device=device, dtype=dtype or torch.float32), persistent=False)
+        if src == 'input': self.g_proj = nn.Linear(d_model, inner if fam.gate == 'channel' else self.H, bias=True, **kw)
+        elif src in ('head', None): pass
+        elif src == 'learned': self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))   # e.g. a trace decay
+        else: raise ValueError(f"the {fam.name} family's layer_gamma must be 'input', 'head' or 'learned'; got {src!r}")
         self.o_norm = nn.RMSNorm(self.dh, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dh, **kw)
         self.o_proj = nn.Linear(inner, d_model, bias=False, **kw)
 
@@ -81,7 +82,7 @@ class AttentionMixer(nn.Module):
         if self.g_proj is not None:
             g = torch.exp(F.logsigmoid(self.g_proj(x)) / 16)
             opts['gamma'] = g.reshape(B, T, H, dh) if fam.gate == 'channel' else g
-        elif fam.name == 'decay': opts['gamma'] = self.gamma_fixed.to(x)
+        elif self.gamma_fixed is not None: opts['gamma'] = self.gamma_fixed.to(x)
         elif self.gamma_logit is not None: opts['gamma'] = torch.sigmoid(self.gamma_logit)
         if kw is not None: opts['kw'] = kw
         tr = recur(k, v, q, rule=self.rule, S0=state, check=False, reads='out', algorithm=self.algorithm, chunk=self.chunk, **opts)

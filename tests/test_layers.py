@@ -57,3 +57,21 @@ def test_layer_algorithms_agree_float64():
         m = AttentionMixer(32, 2, rule, algorithm='sequential').double()
         ys = m(x); m.algorithm = 'chunked'; yc = m(x)
         assert (ys - yc).abs().max() < 1e-10, rule
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_layer_makes_gamma_as_the_spec_says(rule):
+    "The layer reads how to make γ from the spec (never from the family's name): a gate from each token, one fixed decay per head, or one learned value per head."
+    fam, m = FAMILIES[rule], AttentionMixer(16, n_heads=2, rule=rule, conv_size=0)
+    src = fam.layer_gamma if 'gamma' in fam.params else None
+    assert (m.g_proj is not None) == (src == 'input') and (m.gamma_fixed is not None) == (src == 'head') and (m.gamma_logit is not None) == (src == 'learned')
+    if src == 'input': assert m.g_proj.out_features == (16 if fam.gate == 'channel' else 2)
+    if src == 'head': assert torch.allclose(m.gamma_fixed, torch.tensor([1 - 2 ** -5, 1 - 2 ** -6]))
+
+def test_unknown_layer_gamma_is_refused():
+    import dataclasses
+    from pavlovattn import layers
+    bad = dataclasses.replace(FAMILIES['gated-delta'], layer_gamma='per-token')
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(layers, 'family', lambda rule: bad)
+        with pytest.raises(ValueError, match="layer_gamma must be 'input', 'head' or 'learned'; got 'per-token'"):
+            AttentionMixer(16, n_heads=2, rule='gated-delta')
