@@ -183,9 +183,12 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
     nq = q is not None and bool(reads)
     po = nq and reads is True and q is r and gk is None                      # the output's read is the prediction's
     # Every read of step t is one product X_t S_{t-1}^T. The rows of X_t: the error's read beta g r (delta), the
-    # prediction's r, the output's g q (S_t q = S_{t-1} g q + u (w.q): read before the write too, completed after the loop)
-    rows = (([b[..., None] * (r if gk is None else gk * r)] if delta else []) + ([r] if reads is True else [])
-            + ([q if gk is None else gk * q] if nq and not po else []))
+    # prediction's r, the output's g q (S_t q = S_{t-1} g q + u (w.q): read before the write too, completed after the loop).
+    # For the delta rule the product is subtracted (u = beta v - ...), so its read rows enter negated: they come out as
+    # S r itself (0 - (-x) is +0 for a zero read: no -0.0 in the predictions)
+    sg = (lambda x: -x) if delta else (lambda x: x)
+    rows = (([b[..., None] * (r if gk is None else gk * r)] if delta else []) + ([sg(r)] if reads is True else [])
+            + ([sg(q if gk is None else gk * q)] if nq and not po else []))
     m = len(rows)
     bv = flat(b[..., None] * v, 1, dv)                                       # beta v: the whole write without error correction
     if delta: Z = torch.cat([bv, bv.new_zeros(T, N, m - 1, dv)], -2)        # beta v - X_t S^T: the written u, minus the reads
@@ -214,7 +217,7 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
                 if PT is not None: ps.append(torch.bmm(PT, S))
             if T and m: Z = torch.stack(zs)
             if T and PT is not None: Pb = torch.stack(ps)
-    read = lambda i: -Z[:, :, i] if delta else Z[:, :, i]                   # row i of the reads: X_t S_{t-1}^T
+    read = lambda i: Z[:, :, i]                                              # row i of the reads: S_{t-1} x
     pred = read(int(delta)) if reads is True else None
     out = None
     if nq: out = (pred if po else read(m - 1)) + (Z[:, :, 0] if delta else bv[:, :, 0]) * flat((w * q).sum(-1), 1)

@@ -165,3 +165,10 @@ def test_initial_state_is_never_written(fam):
             assert torch.equal(S, keep), (fam.name, alg)
             whole = forward(fam, q, k, v, b, g, S0, kw)
             assert (rest[2] - whole[2]).abs().max() < 1e-10 and (rest[1] - whole[1][:, 12:]).abs().max() < 1e-10
+
+@pytest.mark.parametrize('fam', [f for f in FIXED if f.error_correcting], ids=lambda f: f.name)
+def test_loop_reads_no_negative_zero(fam):
+    "The delta loop subtracts its reads' product; a zero read must still come out +0 (a printed `-0.` first prediction looks like a bug)."
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=10)
+    pred, out, _, _ = forward(fam, k, k, v, b, g, None, kw)
+    assert not torch.signbit(pred[:, 0]).any() and (pred[:, 0] == 0).all()
