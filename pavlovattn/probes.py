@@ -89,7 +89,7 @@ def read_gates(model, b:dict, kinds:dict) -> dict:
     for li, (m, x) in enumerate(zip(model.mix, ins)):
         beta = torch.sigmoid(m.b_proj(x)).mean(-1) if m.b_proj is not None else None                        # [B,T]
         if m.g_proj is not None: gam = torch.exp(F.logsigmoid(m.g_proj(x)) / 16).mean(-1)
-        elif hasattr(m, 'gamma_fixed'): gam = m.gamma_fixed.mean().expand(x.shape[:2])
+        elif m.gamma_fixed is not None: gam = m.gamma_fixed.mean().expand(x.shape[:2])   # RetNet's fixed decay per head
         else: gam = None
         out[li] = {k: (None if beta is None else float(beta[msk].mean()), None if gam is None else float(gam[msk].mean()))
                    for k, msk in kinds.items()}
