@@ -137,8 +137,7 @@ def choose_algorithm(fam:Family,   # the family
     "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop."
     if fam.exemplar or 'chunked' not in fam.algorithms or T < 128: return 'sequential'
     if torch.device(device).type != 'cpu': return 'chunked'     # each step of the loop is several kernel launches (not measured here)
-    if fam.gate == 'channel' and batch >= 16 and (not grad or fam.error_correcting): return 'sequential'   # measured on the
-    if fam.gate == 'channel' and not grad and T < 1024: return 'sequential'          # families page: the loop wins there
+    if fam.gate == 'channel' and not grad and batch >= 16: return 'sequential'   # measured on the families page: the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'
 
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`

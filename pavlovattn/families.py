@@ -176,54 +176,50 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
     "The general update, one step at a time: read, forget, write (the prediction error, or the US), read again."
     B, T, H, dk = r.shape; dv = v.shape[-1]; N = B * H                     # batch and heads: N independent sequences
     grad = needs_grad(q, r, w, v, b, g, S0, probes)
-    S = r.new_zeros(N, dk, dv) if S0 is None else S0.reshape(N, dv, dk).transpose(-1, -2)   # kept transposed: S^T
-    if not grad: S = S.clone(memory_format=torch.contiguous_format)         # updated in place below (never the caller's S0)
-    flat = lambda x, *s: x.transpose(0, 1).reshape(T, N, *s)                # [B,T,H,...] -> [T,N,*s]
-    gk = None if gate == 'none' else g[..., None] if gate == 'scalar' else g   # forgetting, moved onto a key: (S D) x = S (g x)
-    nq = q is not None and bool(reads)
-    po = nq and reads is True and q is r and gk is None                      # the output's read is the prediction's
-    # Every read of step t is one product X_t S_{t-1}^T. The rows of X_t: the error's read beta g r (delta), the
-    # prediction's r, the output's g q (S_t q = S_{t-1} g q + u (w.q): read before the write too, completed after the loop).
-    # For the delta rule the product is subtracted (u = beta v - ...), so its read rows enter negated: they come out as
-    # S r itself (0 - (-x) is +0 for a zero read: no -0.0 in the predictions)
-    sg = (lambda x: -x) if delta else (lambda x: x)
-    rows = (([b[..., None] * (r if gk is None else gk * r)] if delta else []) + ([sg(r)] if reads is True else [])
-            + ([sg(q if gk is None else gk * q)] if nq and not po else []))
-    m = len(rows)
-    bv = flat(b[..., None] * v, 1, dv)                                       # beta v: the whole write without error correction
-    if delta: Z = torch.cat([bv, bv.new_zeros(T, N, m - 1, dv)], -2)        # beta v - X_t S^T: the written u, minus the reads
-    else: Z = r.new_empty(T, N, m, dv) if m else None                        # X_t S^T: the reads
-    PT = None if probes is None else probes.reshape(N, -1, dk)              # [N, C, dk]
-    Pb = None if PT is None else r.new_empty(T, N, PT.shape[1], dv)
-    with torch.inference_mode(not grad):                                   # no autograd bookkeeping (buffers made above)
-        X = flat(torch.stack(rows, -2), m, dk).unbind(0) if m else None   # per-step views, made once
-        Wc, Us = flat(w, dk, 1).unbind(0), None if grad and delta else (Z[:, :, :1] if delta else bv).unbind(0)
-        Gs = None if gk is None else flat(gk, gk.shape[-1], 1).unbind(0)
-        if not grad:                                                         # in place: two operations a step for the delta rule
-            Zs, Ps = Z.unbind(0) if m else None, Pb.unbind(0) if PT is not None else None
-            for t in range(T):
-                if delta: Zs[t].baddbmm_(X[t], S, alpha=-1)                  # u = beta (v - S g r), and the reads
-                elif m: torch.bmm(X[t], S, out=Zs[t])                          # the reads
-                if Gs is not None: S.mul_(Gs[t])                               # forget
-                S.baddbmm_(Wc[t], Us[t])                                       # write (u w^T)^T
-                if Ps is not None: torch.bmm(PT, S, out=Ps[t])                # the probes, after the write
-        else:
-            zs, ps, Zt = [], [], Z.unbind(0) if delta else None              # views by unbind: one backward node, not T
-            for t in range(T):
-                z = torch.baddbmm(Zt[t], X[t], S, alpha=-1) if delta else torch.bmm(X[t], S) if m else None
-                if Gs is not None: S = S * Gs[t]
-                S = torch.baddbmm(S, Wc[t], z[:, :1] if delta else Us[t])
-                zs.append(z)
-                if PT is not None: ps.append(torch.bmm(PT, S))
-            if T and m: Z = torch.stack(zs)
-            if T and PT is not None: Pb = torch.stack(ps)
-    read = lambda i: Z[:, :, i]                                              # row i of the reads: S_{t-1} x
-    pred = read(int(delta)) if reads is True else None
-    out = None
-    if nq: out = (pred if po else read(m - 1)) + (Z[:, :, 0] if delta else bv[:, :, 0]) * flat((w * q).sum(-1), 1)
-    seq = lambda x: None if x is None else x.reshape(T, B, H, dv).transpose(0, 1)   # [T,N,dv] -> [B,T,H,dv]
-    P = None if PT is None else Pb.reshape(T, B, H, PT.shape[1], dv).transpose(0, 1)
-    return seq(pred), seq(out), S.transpose(-1, -2).reshape(B, H, dv, dk).contiguous(), P
+    S = r.new_zeros(N, dv, dk) if S0 is None else S0.reshape(N, dv, dk)
+    if not grad: S = S.clone()                                               # updated in place below
+    steps = lambda x, *s: x.transpose(0, 1).reshape(T, N, *s).unbind(0) if T else ()   # per-step views [N, *s], made once
+    same = q is r
+    rc, wr = steps(r, dk, 1), steps(w, 1, dk)                                # r as a column, w as a row
+    if gate != 'none': g4 = steps(g, 1, 1) if gate == 'scalar' else steps(g, 1, dk)
+    bv = steps(b[..., None] * v, dv, 1)                                      # beta_t v_t: the whole write without error correction
+    if delta: bd = steps(b * g if gate == 'scalar' else b, 1, 1)             # what multiplies the read in the error term
+    qc = None if (q is None or same) else steps(q, dk, 1)
+    wq = steps((w * r).sum(-1), 1, 1) if same and reads else None
+    buf = lambda *s: None if grad else r.new_empty(T, N, *s)                 # outputs written in place, when no gradient
+    pb, ob = (buf(dv, 1) if reads is True else None, buf(dv, 1)) if reads else (None, None)
+    at = lambda x: x.unbind(0) if x is not None and T else None
+    PT = None if probes is None else probes.reshape(N, -1, dk).transpose(-1, -2)   # [N, dk, C]
+    prb = buf(dv, PT.shape[-1]) if PT is not None else None
+    pbs, obs, prbs = at(pb), at(ob), at(prb)
+    preds, outs, prs = [], [], []
+    with torch.inference_mode(not grad):                                   # no autograd bookkeeping per step (buffers made above)
+        for t in range(T):
+            p = torch.bmm(S, rc[t], out=None if pbs is None else pbs[t])         # S_{t-1} r_t: the prediction
+            sr = p if gate == 'none' else None
+            if gate != 'none': S = S.mul(g4[t]) if grad else S.mul_(g4[t])     # forget
+            if gate == 'channel' and (delta or (same and reads)): sr = torch.bmm(S, rc[t])
+            if delta: u = torch.addcmul(bv[t], bd[t], p if gate == 'scalar' else sr, value=-1)   # beta (v - read)
+            else: u = bv[t]
+            S = torch.baddbmm(S, u, wr[t]) if grad else S.baddbmm_(u, wr[t])   # write u w^T
+            if reads:
+                if grad and reads is True: preds.append(p)
+                if same:
+                    if sr is None: sr = g4[t] * p
+                    o = torch.addcmul(sr, u, wq[t], out=None if obs is None else obs[t])
+                elif qc is not None: o = torch.bmm(S, qc[t], out=None if obs is None else obs[t])
+                else: o = None
+                if grad and o is not None: outs.append(o)
+            if PT is not None:
+                pr = torch.bmm(S, PT, out=None if prbs is None else prbs[t])
+                if grad: prs.append(pr)
+    def seq(bf, xs, *s):                                                     # [T, N, *s] -> [B, T, H, *s]
+        x = bf if bf is not None else torch.stack(xs) if xs else r.new_zeros(T, N, *s)
+        return x.reshape(T, B, H, *s).transpose(0, 1)
+    pred = seq(pb, preds, dv, 1)[..., 0] if reads is True else None
+    out = seq(ob, outs, dv, 1)[..., 0] if reads and q is not None else None
+    P = seq(prb, prs, dv, PT.shape[-1]).transpose(-1, -2) if PT is not None else None
+    return pred, out, S.reshape(B, H, dv, dk), P
 
 # %% ../nbs/00c_families.ipynb #7fec913e
 def _logg(g, dtype):

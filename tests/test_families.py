@@ -123,7 +123,7 @@ def test_outputs_only_equal_the_full_read(fam):
 
 
 def test_choose_algorithm_policy():
-    "`algorithm='auto'`: the loop for short or narrow sequences, the chunked form for long wide ones or a gradient, and the loop for per-channel gates where the families page's speed table measured it faster (no gradient below 1024 steps or at 16+ sequences; channel-gate at 16+ sequences with a gradient too)."
+    "`algorithm='auto'`: the loop for short or narrow sequences, the chunked form for long wide ones or a gradient, and the loop for per-channel gates without a gradient at 16+ sequences (the families page's speed table)."
     from pavlovattn.core import choose_algorithm
     F = FAMILIES
     assert choose_algorithm(F['delta'], 64, 64, False) == 'sequential'            # short
@@ -131,11 +131,8 @@ def test_choose_algorithm_policy():
     assert choose_algorithm(F['delta'], 1024, 3, True) == 'chunked'
     assert choose_algorithm(F['delta'], 1024, 64, False, batch=16) == 'chunked'
     assert choose_algorithm(F['gla'], 1024, 64, False, batch=1) == 'chunked'
-    assert choose_algorithm(F['gla'], 256, 64, False, batch=1) == 'sequential'       # per-channel gates, short, no gradient
     assert choose_algorithm(F['gla'], 1024, 64, False, batch=16) == 'sequential'
-    assert choose_algorithm(F['gla'], 1024, 64, True, batch=16) == 'chunked'
-    assert choose_algorithm(F['channel-gate'], 256, 64, True, batch=1) == 'chunked'
-    assert choose_algorithm(F['channel-gate'], 1024, 64, True, batch=16) == 'sequential'
+    assert choose_algorithm(F['channel-gate'], 1024, 64, True, batch=16) == 'chunked'
     assert choose_algorithm(F['softmax'], 4096, 64, True) == 'sequential'         # no chunked form
     assert choose_algorithm(F['delta'], 1024, 3, False, device='meta') == 'chunked'   # not the CPU: every long sequence
 
@@ -168,7 +165,7 @@ def test_initial_state_is_never_written(fam):
 
 @pytest.mark.parametrize('fam', [f for f in FIXED if f.error_correcting], ids=lambda f: f.name)
 def test_loop_reads_no_negative_zero(fam):
-    "The delta loop subtracts its reads' product; a zero read must still come out +0 (a printed `-0.` first prediction looks like a bug)."
+    "A zero read (the empty memory's first prediction) must come out +0, not -0.0, which prints as `-0.` and looks like a bug (a loop variant that subtracted its reads' product printed one on the index page)."
     q, k, v, b, g, S0, kw, P = inputs(fam, T=10)
     pred, out, _, _ = forward(fam, k, k, v, b, g, None, kw)
     assert not torch.signbit(pred[:, 0]).any() and (pred[:, 0] == 0).all()
