@@ -249,10 +249,20 @@ def _pair(x, y, Gx, Gy, mask, channel):
 
 # %% ../nbs/00c_families.ipynb #65441fbb
 def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True,
-            chunk:int=64, # steps per chunk
+            chunk:int=64,        # steps per chunk
+            seg:int|None=None,   # steps per segment (default: as many as keep a segment's inputs near 2^18 numbers)
            ) -> tuple:
     "The chunk-parallel form of `sequential`: same arguments, same results, matrix products within each chunk."
     B, T, H, dk = r.shape; dv = v.shape[-1]; C = max(1, int(chunk)); dt = r.dtype; channel = gate == 'channel'
+    L = max(C, int(seg) if seg else 2**18 // (B * H * max(dk, dv, 1)) // C * C)
+    if T > L:                                       # a long, wide input: segments in turn, each state carried into the next
+        parts = []
+        for s in range(0, T, L):
+            cut = lambda x: None if x is None else x[:, s:s + L]
+            parts.append(chunked(cut(q), cut(r), cut(w), cut(v), cut(b), cut(g), gate, delta, S0, probes, reads, chunk=C, seg=L))
+            S0 = parts[-1][2]
+        join = lambda i: None if parts[0][i] is None else torch.cat([p[i] for p in parts], 1)
+        return join(0), join(1), S0, join(3)
     S = r.new_zeros(B, H, dv, dk) if S0 is None else S0
     Qs = ([q[..., None, :]] if q is not None and reads else []) + ([probes[:, None].expand(B, T, H, -1, dk)] if probes is not None else [])
     nq = q is not None and bool(reads)
