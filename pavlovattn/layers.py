@@ -52,12 +52,12 @@ class AttentionMixer(nn.Module):
         self.b_proj = None if fam.exemplar else nn.Linear(d_model, self.H, bias=True, **kw)
         self.g_proj, self.gamma_logit = None, None
         src = fam.layer_gamma if 'gamma' in fam.params else None          # the spec says how γ is made
+        if src not in (None, 'input', 'head', 'learned'):
+            raise ValueError(f"the {fam.name} family's layer_gamma must be 'input', 'head' or 'learned'; got {src!r}")
         fixed = 1 - 2.0 ** (-5 - torch.arange(self.H, dtype=torch.float64)) if src == 'head' else None   # RetNet: one decay per head
         self.register_buffer('gamma_fixed', None if fixed is None else fixed.to(device=device, dtype=dtype or torch.float32), persistent=False)
         if src == 'input': self.g_proj = nn.Linear(d_model, inner if fam.gate == 'channel' else self.H, bias=True, **kw)
-        elif src in ('head', None): pass
-        elif src == 'learned': self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))   # e.g. a trace decay
-        else: raise ValueError(f"the {fam.name} family's layer_gamma must be 'input', 'head' or 'learned'; got {src!r}")
+        if src == 'learned': self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))   # e.g. a trace decay
         self.o_norm = nn.RMSNorm(self.dh, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dh, **kw)
         self.o_proj = nn.Linear(inner, d_model, bias=False, **kw)
 
