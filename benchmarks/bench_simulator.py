@@ -6,8 +6,8 @@ trial-type table, draws its own per-subject random orders, and simulates every s
   simulator  pavlovattn.designs.simulate(design, subjects=SUBJECTS): parsing, key coding, checks, orders and the
              recurrence; it returns what `simulate` always returns: the mean and sd over subjects of every cue's
              strength before every trial, each subject's prediction per trial type, and the final strengths.
-             Run twice: with its default engine ('auto': the compiled kernel when numba is installed) and with
-             engine='torch' (the per-step tensor loop, which is also the GPU engine)
+             Run twice: with its default algorithm ('auto': the compiled kernel when numba is installed) and with
+             algorithm='sequential' (the per-step tensor loop, which is also what runs on a GPU)
   numpy      orders by numpy's Generator.permuted, then a vectorised loop over trials (all subjects at once) that
              returns the same per-step mean and sd over subjects (also timed without drawing the orders)
   loop       a plain per-subject Python loop, as PALMS and Learning Simulator do: random.shuffle of the subject's
@@ -75,7 +75,7 @@ def main(argv=None):
     ind = np.array([[1. if c in t.cues else 0. for c in cues] for t in tts]); lam_tt = np.array([1. if t.outcome == '+' else 0. for t in tts])
     seq = np.repeat(np.arange(len(tts)), [t.count for t in tts])
     ab = beta * np.ones(len(cues))
-    run = lambda engine='auto': simulate(design, beta=beta, subjects=S, seed=0, engine=engine)
+    run = lambda algorithm='auto': simulate(design, beta=beta, subjects=S, seed=0, algorithm=algorithm)
     rng = np.random.default_rng(0)
     def numpy_all():                                                     # numpy: draw orders, build the inputs, loop over trials
         order = rng.permuted(np.tile(seq, (S, 1)), axis=1).T            # [T,S]
@@ -89,12 +89,12 @@ def main(argv=None):
             trials = seq_l[:]; pr.shuffle(trials)
             out.append(rescorla_wagner([ind_l[j] for j in trials], [lam_l[j] for j in trials], ab_l, beta))
         return out
-    for fn in (run, lambda: run('torch'), numpy_all, loop): fn()        # first calls: compile or load the kernels, warm the caches
+    for fn in (run, lambda: run('sequential'), numpy_all, loop): fn()        # first calls: compile or load the kernels, warm the caches
     per = []                                                             # per round: times of every method
     for _ in range(a.rounds):
         x = dict(loop=timed(loop, a.repeats) * S / sub)
         x['cold'] = once(run)                                            # a single call, right after the loop
-        x.update(sim=timed(run, a.repeats), torch=timed(lambda: run('torch'), max(1, a.repeats // 2)),
+        x.update(sim=timed(run, a.repeats), torch=timed(lambda: run('sequential'), max(1, a.repeats // 2)),
                  np=timed(numpy_all, a.repeats), np_loop=timed(lambda: numpy_rw(X0, L0, ab), a.repeats))
         per.append(x)
     med = {k: statistics.median(x[k] for x in per) for k in per[0]}
@@ -103,20 +103,20 @@ def main(argv=None):
     res = run(); r = res.runs['group']; o = res.orders('group').long().numpy()
     m_np, sd_np = numpy_rw(ind[o.T], lam_tt[o.T], ab)
     err_np = max(float(np.abs(m_np - r['mean'][:T].numpy()).max()), float(np.abs(sd_np - r['sd'][:T].numpy()).max()))
-    rt = run('torch').runs['group']
+    rt = run('sequential').runs['group']
     err_torch = max(float((rt['mean'] - r['mean']).abs().max()), float((rt['sd'] - r['sd']).abs().max()))
-    V = simulate(design, beta=beta, subjects=min(sub, S), seed=0, per_subject=True, engine='torch').runs['group']['V'][:, :T].numpy()
+    V = simulate(design, beta=beta, subjects=min(sub, S), seed=0, per_subject=True, algorithm='sequential').runs['group']['V'][:, :T].numpy()
     err_loop = max(float(np.abs(np.array(rescorla_wagner(ind[o[s]].tolist(), lam_tt[o[s]].tolist(), ab_l, beta)) - V[s]).max())
                    for s in range(min(sub, S)))
     rate = lambda t: S * T / t
     eng = 'compiled kernel' if kernels.available() else 'tensor loop: numba not installed'
     print(f'{"method":48s} {"seconds":>9s} {"subject-trials/s":>17s} {"time / simulator":>17s}')
     for name, t in [(f'simulator (designs.simulate; {eng})', t_sim), ('simulator, a single cold call (not judged)', t_cold),
-                    ("simulator, engine='torch' (tensor loop)", t_torch),
+                    ("simulator, algorithm='sequential' (tensor loop)", t_torch),
                     ('numpy, vectorised over subjects', t_np), ('numpy, loop only (orders given, not timed)', t_np_loop),
                     (f'per-subject Python loop (x{S / sub:g} extrapolated)', t_loop)]:
         print(f'{name:48s} {t:9.4f} {rate(t):17.3e} {t / t_sim:16.2f}x')
-    print(f'agreement on the simulator\'s orders: numpy max |diff| (mean, sd) = {err_np:.1e}; engine=\'torch\' = {err_torch:.1e}; '
+    print(f'agreement on the simulator\'s orders: numpy max |diff| (mean, sd) = {err_np:.1e}; algorithm=\'sequential\' = {err_torch:.1e}; '
           f'per-subject loop (first {min(sub, S)} subjects, every strength) = {err_loop:.1e}')
     print('ratio per-subject loop / simulator, per round: ' + ', '.join(f"{x['loop'] / x['sim']:.0f}x" for x in per) +
           '; the same for a single cold call: ' + ', '.join(f"{x['loop'] / x['cold']:.0f}x" for x in per))

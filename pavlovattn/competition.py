@@ -37,13 +37,13 @@ def run_design(design:str,              # a design string
                sampling:str='shuffle',  # `!` phases: 'shuffle' (permutations of the counts) or 'iid' (draws with replacement)
                trajectory:bool=False,   # also return every cue's strength after every step
                seed:int=0, tau:float=1.0, dtype=torch.float64, device='cpu',
-               engine:str='torch',      # `simulate`'s engine: the reference loop, which the registered claims ran on
+               algorithm:str='sequential', # `simulate`'s algorithm: the reference loop, which the registered claims ran on
               ) -> dict:
     "Run `design` with `simulate` and return each subject's probe read-outs `{group: {'B@3': [subjects]}}` (and `'_trajectory'` `[subjects, T, cues]`, `'_cues'`)."
     bm = beta if beta_minus is None else beta_minus
     res = simulate(design, rule=rule, beta=beta if bm == beta else {'+': beta, '-': bm}, gamma=gamma, lam=lam, salience=salience,
                    subjects=subjects, seed=seed, tau=tau, dtype=dtype, device=device, sampling=sampling, rng='torch',
-                   per_subject=True, engine=engine)
+                   per_subject=True, algorithm=algorithm)
     out = {}
     for g in res.design.groups:
         r = res.runs[g.name]

@@ -4,21 +4,20 @@
 
 # %% ../nbs/00_core.ipynb #9a88e3b6
 from __future__ import annotations
-import importlib, math
+import importlib, inspect, math
 from typing import NamedTuple
 import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RULES', 'ENGINES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace', 'per_step',
+__all__ = ['RULES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace', 'per_step',
            'check_delta_rate', 'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve', 'one_key_trials',
-           'Summary', 'batch_mean_sd', 'summarize']
+           'probe_readouts', 'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
 
 RULES = tuple(n for n, f in FAMILIES.items() if f.pages)                  # the families every phenomenon page takes through
-ENGINES = ('auto', 'torch', 'numba')
 
 class UnstableRateError(ValueError):
     "A delta write with `beta*|k|^2` outside the stable interval [0, 2]."
@@ -33,11 +32,11 @@ class ExemplarMemory(NamedTuple):
     weights: torch.Tensor
 
 class Trace(NamedTuple):
-    "Result of `recur`: read-before-write predictions, post-write outputs, final state (and probe read-outs)."
+    "Result of `recur` (and `probe_readouts`): read-before-write predictions, post-write outputs, final state (and probe read-outs)."
     pred: torch.Tensor   # [B,T,H,dv]: S_{t-1} k_t, the response on trial t (Rescorla-Wagner's prediction)
     out: torch.Tensor    # [B,T,H,dv]: S_t q_t, what an attention layer outputs
     state: object        # [B,H,dv,dk] tensor ([B,H,dv+1,dk] for families with an extra row), or an ExemplarMemory for `softmax`
-    probes: torch.Tensor|None = None  # [B,T,H,C,dv]: S_t p_c, fixed probe keys read after every step (when asked for)
+    probes: torch.Tensor|None = None  # [B,T,H,C,dv]: S_t p_c, fixed probe keys read after every step (`probe_readouts`)
 
 # %% ../nbs/00_core.ipynb #6b1c2362
 def _all_finite(x) -> bool:
@@ -149,7 +148,6 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           S0=None,                   # initial state `[B,H,dv,dk]` (`[B,H,dv+1,dk]` with an extra row; an `ExemplarMemory` for softmax)
           tau:float|None=None,       # softmax temperature (default 1; softmax only)
           sink:float|None=None,      # softmax sink weight (key 0, value 0; default 1; softmax only)
-          probes=None,               # fixed probe keys `[C,dk]` (or `[B,H,C,dk]`) read after every step, e.g. each cue's key
           reads=True,                # True: `pred` and `out`; 'out': only `out` (what a layer needs); False: only the state and probes
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
@@ -157,11 +155,18 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           algorithm:str='auto',      # 'sequential' (the reference loop), 'chunked', 'kernel' (fla, CUDA) or 'auto' (`choose_algorithm`)
           chunk:int=64,              # steps per chunk of the chunked form
          ) -> Trace:
-    "Run one recurrence of family `rule` over time: read-before-write predictions, outputs, the final state and probe read-outs."
+    "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state."
+    return _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, None, reads, check, index, kw, algorithm, chunk)
+
+def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk) -> Trace:
+    "The one pass behind `recur` and `probe_readouts`: check the inputs against the family's spec, run an algorithm, check the results."
     fam = family(rule)
     check_params(fam, gamma, tau, sink, kw)
+    if algorithm in ALGORITHMS and ALGORITHMS[algorithm].result != 'trace':
+        raise ValueError(f"algorithm={algorithm!r} computes many-subject summaries, not a trace: use summarize (or designs.simulate)")
     if algorithm != 'auto' and algorithm not in fam.algorithms:
-        if algorithm not in ALGORITHMS: raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(ALGORITHMS)}")
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(n for n, a in ALGORITHMS.items() if a.result == 'trace')}")
         if fam.exemplar: raise ValueError(f"softmax runs only algorithm='sequential' (its exemplar memory has no chunked form)")
         if algorithm == 'kernel': raise ValueError(f"algorithm='kernel' cannot run this: fla has no kernel for the {fam.name} family")
     tau, sink = (1.0 if tau is None else float(tau)), (1.0 if sink is None else float(sink))
@@ -260,6 +265,18 @@ def one_key_trials(n:int,              # number of trials
     k = torch.zeros(1, n, 1, dk, dtype=dtype, device=device); k[..., 0] = math.sqrt(k2)
     return k, torch.full((1, n, 1, 1), float(lam), dtype=dtype, device=device)
 
+# %% ../nbs/00_core.ipynb #473b22a5
+def probe_readouts(k:torch.Tensor,  # keys (CS) `[B,T,H,dk]` (a table `[N,H,dk]` with `index=`)
+                   v:torch.Tensor,  # values (US) `[B,T,H,dv]`
+                   probes,          # fixed probe keys `[C,dk]` (or `[B,H,C,dk]`), e.g. each cue's key
+                   reads=False,     # False: only the read-outs and the state; True: also `pred` and `out` of the same pass; 'out': also `out`
+                   **kw,            # every other argument of `recur`: rule, beta, gamma, S0, index, algorithm, ...
+                  ) -> Trace:       # `Trace.probes` `[B,T,H,C,dv]`: every probe read after every step
+    "Read fixed probe keys after every step of `recur`'s pass: the strength of every cue, trial by trial."
+    if probes is None: raise ValueError("probe_readouts needs probe keys [C, d_k]; for predictions and outputs alone, use recur")
+    a = inspect.signature(recur).bind(k, v, reads=reads, **kw); a.apply_defaults()
+    return _recurrence(probes=probes, **a.arguments)
+
 # %% ../nbs/00_core.ipynb #726c32de
 class Summary(NamedTuple):
     "Result of `summarize`: per-subject and per-step summaries instead of per-step tensors."
@@ -293,8 +310,8 @@ def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, ind
     b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
     ix = torch.as_tensor(index).to(k.device).long()
     if 'gamma' not in fam.params: g = None
-    return recur(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
-                 tau if fam.exemplar else None, sink if fam.exemplar else None, probes, reads, check, kw=kw, algorithm=algorithm, chunk=chunk)
+    return _recurrence(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
+                       tau if fam.exemplar else None, sink if fam.exemplar else None, probes, reads, check, None, kw, algorithm, chunk)
 
 def _index_tables(k, v, index):
     "Check the index form's tables and index; return (N, H, dk)."
@@ -309,11 +326,7 @@ def _index_tables(k, v, index):
         if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
     return k.shape
 
-def _numba_runs(fam:Family) -> bool:
-    "Whether the compiled engine covers `fam`: one gate per step at most, no extra state row, no write keys, not softmax."
-    return not (fam.exemplar or fam.extra_row or fam.write_key) and fam.gate in ('none', 'scalar')
-
-SCALAR_GATE_RULES = tuple(n for n, f in FAMILIES.items() if _numba_runs(f))   # the compiled engine's families
+SCALAR_GATE_RULES = tuple(n for n, f in FAMILIES.items() if 'numba' in f.algorithms)   # the compiled kernel's families
 
 def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
               v:torch.Tensor,  # values per trial type `[N,H,dv]`
@@ -325,12 +338,14 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
               tau=None, sink=None, # softmax's temperature and sink weight
               probes=None,     # probe keys `[C,dk]` read after every step
               check:bool=True, # refuse unstable writes and non-finite values
-              engine:str='auto', # 'torch' (the reference loop through `recur`), 'numba' (compiled, CPU, float64) or 'auto'
+              algorithm:str='auto', # 'numba' (compiled, CPU, float64), 'sequential' (the reference loop), 'chunked' or 'auto' (`ALGORITHMS`)
               q=None,          # must be None: summaries read with the keys
              ) -> Summary:
     "Batch statistics of many subjects' runs of one design: per subject, predictions summed per trial type; per step, probe mean and sd."
     fam = family(rule); check_params(fam, gamma, tau, sink)
-    if engine not in ENGINES: raise ValueError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
+    valid = [n for n, a in ALGORITHMS.items() if a.predicts]
+    if algorithm != 'auto' and algorithm not in valid:
+        raise ValueError(f"summarize needs the predictions: algorithm must be one of auto, {', '.join(valid)}; got {algorithm!r}")
     tau, sink = (1.0 if tau is None else tau), (1.0 if sink is None else sink)
     N, H, dk = _index_tables(k, v, index)
     index = torch.as_tensor(index); dv, (B, T) = v.shape[-1], index.shape
@@ -354,13 +369,13 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
         raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
     if check and P is not None: _finite('probes', P)
     grad = needs_grad(k, v, b, g, S0, P)
-    why = [w for w, bad in (('numba is not installed', not _kernels().available()), (f'the device is {k.device}, not cpu', k.device.type != 'cpu'),
+    why = [w for w, bad in ((ALGORITHMS['numba'].unavailable(k.device), ALGORITHMS['numba'].unavailable(k.device) is not None),
                             (f'the dtype is {k.dtype}, not float64', k.dtype != torch.float64),
                             (f'{rule} is not one of {SCALAR_GATE_RULES}', rule not in SCALAR_GATE_RULES), ('a gradient is required', grad),
                             ('probes are given per batch and head', P is not None and P.dim() == 4)) if bad]
-    if engine == 'numba' and why: raise ValueError(f"engine='numba' cannot run this: {'; '.join(why)}")
-    use_nb = engine == 'numba' or (engine == 'auto' and not why and B * T >= 2**14)
-    res = (_summary_numba if use_nb else _summary_torch)(k, v, fam, b, g, S0, tau, sink, P, index)
+    if algorithm == 'numba' and why: raise ValueError(f"algorithm='numba' cannot run this: {'; '.join(why)}")
+    if algorithm == 'numba' or (algorithm == 'auto' and not why and B * T >= 2**14): res = _summary_numba(k, v, fam, b, g, S0, P, index)
+    else: res = _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, 'sequential' if algorithm == 'auto' else algorithm)
     if check:
         st = res.state if torch.is_tensor(res.state) else res.state.values
         for name, x in (('state', st), ('prediction', res.pred_sum), ('probe read-out', res.probe_mean), ('probe read-out', res.probe_sd)):
@@ -372,21 +387,22 @@ def _kernels():
     "The compiled-kernel module (imported on first use: numba's import costs a few tenths of a second)."
     return importlib.import_module('pavlovattn.kernels')
 
-def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index):
-    "Summary through the per-step tensor loop: gather the tables, run `recur`, reduce."
+def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, algorithm):
+    "Summary through a trace algorithm: gather the tables, run `recur` (or `probe_readouts`), reduce."
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
     ix = index.to(k.device).long()
     C = 0 if P is None else P.shape[-2]
     if fam.exemplar:                                       # predictions: the trial types' keys read as probes, one step late
         Kt = k.permute(1, 0, 2).expand(B, H, N, dk)
         PP = Kt if P is None else torch.cat([P.expand(B, H, C, dk), Kt], 2)
-        tr = recur(k[ix], v[ix], None, fam.name, b[ix], None, S0, tau, sink, PP, reads=False, check=False, algorithm='sequential')
+        tr = probe_readouts(k[ix], v[ix], PP, rule=fam.name, beta=b[ix], S0=S0, tau=tau, sink=sink, check=False, algorithm=algorithm)
         R0 = (_softmax_probes(S0, PP, 1, tau, sink)[:, 0] if S0 is not None else PP.new_zeros(B, H, C + N, dv))
         Rprev = torch.cat([R0[:, None], tr.probes[:, :-1]], 1)                              # [B,T,H,C+N,dv]
         pred = Rprev.gather(3, (C + ix)[:, :, None, None, None].expand(B, T, H, 1, dv))[:, :, :, 0]
         pr = tr.probes[:, :, :, :C] if C else None
     else:
-        tr = recur(k[ix], v[ix], None, fam.name, b[ix], g[ix] if 'gamma' in fam.params else None, S0, None, None, P, reads=True, check=False, algorithm='sequential')
+        args = dict(rule=fam.name, beta=b[ix], gamma=g[ix] if 'gamma' in fam.params else None, S0=S0, check=False, algorithm=algorithm)
+        tr = recur(k[ix], v[ix], **args) if P is None else probe_readouts(k[ix], v[ix], P, reads=True, **args)
         pred, pr = tr.pred, tr.probes
     pred_sum = pred.new_zeros(B, N, H, dv).scatter_add_(1, ix[:, :, None, None].expand(B, T, H, dv), pred)
     count = torch.zeros(B, N, dtype=torch.long, device=k.device).scatter_add_(1, ix, torch.ones_like(ix))
@@ -394,9 +410,8 @@ def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index):
     m, s = batch_mean_sd(pr) if pr is not None else (None, None)
     return Summary(pred_sum, count, tr.state, m, s)
 
-def _summary_numba(k, v, fam, b, g, S0, tau, sink, P, index):
-    "Summary through the compiled kernel, one value row (head h, value dimension i) at a time."
-    kn = _kernels()
+def _summary_numba(k, v, fam, b, g, S0, P, index):
+    "Summary through the compiled kernel (`ALGORITHMS['numba']`), one value row (head h, value dimension i) at a time."
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
     idx = index.numpy() if index.dtype in (torch.int16, torch.int32, torch.int64) else index.long().numpy()
     Pn = (P if P is not None else k.new_zeros(0, dk)).numpy()
@@ -407,7 +422,7 @@ def _summary_numba(k, v, fam, b, g, S0, tau, sink, P, index):
     m, s = np.empty((T, H, Pn.shape[0], dv)), np.empty((T, H, Pn.shape[0], dv))
     for h in range(H):
         for i in range(dv):
-            ps[:, :, h, i], cnt, st[:, h, i], m[:, h, :, i], s[:, h, :, i] = kn.summary_row(
+            ps[:, :, h, i], cnt, st[:, h, i], m[:, h, :, i], s[:, h, :, i] = ALGORITHMS['numba'].run(
                 idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], fam.error_correcting)
     t = torch.from_numpy
     return Summary(t(ps), t(cnt), t(st), t(m) if P is not None else None, t(s) if P is not None else None)

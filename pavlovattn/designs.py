@@ -8,7 +8,7 @@ import hashlib, importlib, math, operator, re, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
-from .core import recur, summarize, RULES, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
+from .core import recur, probe_readouts, summarize, RULES, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
 __all__ = ['MAX_COUNT', 'DIALECTS', 'KEY_CODINGS', 'SAMPLINGS', 'RNGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'CALMR_DEFAULTS',
@@ -449,6 +449,18 @@ def _families() -> dict:
     "`pavlovattn.families.FAMILIES`: what each family takes (imported on first use)."
     return importlib.import_module('pavlovattn.families').FAMILIES
 
+def _check_algorithm(rule, algorithm):
+    "Refuse an algorithm that cannot compute this family's summaries (`families.ALGORITHMS`): one line naming the ones that can."
+    A = importlib.import_module('pavlovattn.families').ALGORITHMS
+    ok = [n for n in _families()[rule].algorithms if A[n].predicts]
+    if algorithm != 'auto' and algorithm not in ok:
+        raise ValueError(f"algorithm {algorithm!r} cannot simulate the {rule} family; valid: auto, {', '.join(ok)}")
+
+def _trace_algorithm(algorithm) -> str:
+    "The algorithm of a per-step pass: the one asked for, unless it computes only summaries (then 'auto')."
+    A = importlib.import_module('pavlovattn.families').ALGORITHMS
+    return algorithm if algorithm == 'auto' or A[algorithm].result == 'trace' else 'auto'
+
 def design_rules() -> tuple:
     "The families a design runs under: every family; first those whose inputs come from trial-type tables, then those with a history (a key trace, write keys), whose inputs are built per subject and step."
     F = _families()
@@ -482,16 +494,16 @@ def vhw_keys(x,                    # `[..., T, n_cues]` 0/1 cue indicators per t
     x = torch.as_tensor(x).to(cue_keys)
     return x @ cue_keys, (x - omega * expected_absent(x).to(cue_keys)) @ cue_keys
 
-def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, engine='auto', hist=None) -> dict:
+def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, algorithm='auto', hist=None) -> dict:
     "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history (`hist`: trial types' cue indicators, scales, probe flags, omega) runs per step."
-    if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, *hist)
+    if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, _trace_algorithm(algorithm), *hist)
     (S, T), (C, dk), (N, H) = o.shape, Kc.shape, lam_tt.shape
     g = g_tt[:, :, None].expand(-1, -1, dk) if fam.gate == 'channel' else g_tt   # a channel gate: one for every key feature
     K = Ktt[:, None, :].expand(N, H, dk)                                          # one head per US, the same keys
-    kw = dict(rule=fam.name, beta=b_tt, gamma=g, tau=tau, probes=Kc, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
-    sm = summarize(K, lam_tt[:, :, None], **{**kw, 'engine': engine, 'check': False})
+    kw = dict(rule=fam.name, beta=b_tt, gamma=g, tau=tau, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
+    sm = summarize(K, lam_tt[:, :, None], probes=Kc, algorithm=algorithm, **kw)
     out = dict(mean=_cols(sm.probe_mean[:, :, :, 0]).cpu(), sd=_cols(sm.probe_sd[:, :, :, 0]).cpu(), pred_sum=_heads_last(sm.pred_sum[..., 0]).cpu())
-    if per_subject: out['V'] = _cols(recur(K, lam_tt[:, :, None], reads=False, **kw).probes[..., 0]).cpu()
+    if per_subject: out['V'] = _cols(probe_readouts(K, lam_tt[:, :, None], Kc, algorithm=_trace_algorithm(algorithm), **kw).probes[..., 0]).cpu()
     return out
 
 def _cols(x):
@@ -502,15 +514,15 @@ def _heads_last(x):
     "Predictions `[S, N, heads]`, `[S, N]` when there is one head."
     return x[..., 0] if x.shape[-1] == 1 else x
 
-def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, X, scale, is_probe, omega) -> dict:
+def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, algorithm, X, scale, is_probe, omega) -> dict:
     "`_block` for a family whose inputs depend on the trial history: every subject's steps gathered, one `recur` call (the reference loop). A key trace: a probe reads (its key is the query) and leaves the trace alone. Write keys: expected-but-absent cues at `-omega` (`vhw_keys`), scaled as the read key."
     ix = o.to(Ktt.device).long(); S, T = ix.shape; N, H = lam_tt.shape; dk = Ktt.shape[-1]
     k = Ktt[ix][:, :, None].expand(S, T, H, dk); pr = is_probe[ix]
     extra = {}
     if fam.extra_row == 'trace': extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
     if fam.write_key: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
-    tr = recur(k, lam_tt[ix][..., None], rule=fam.name, beta=b_tt[ix], gamma=g_tt[ix] if 'gamma' in fam.params else None,
-               probes=Kc, algorithm='sequential', **extra)
+    tr = probe_readouts(k, lam_tt[ix][..., None], Kc, reads=True, rule=fam.name, beta=b_tt[ix], gamma=g_tt[ix] if 'gamma' in fam.params else None,
+                        algorithm='sequential' if algorithm == 'auto' else algorithm, **extra)
     pred = tr.pred[..., 0] if fam.extra_row != 'trace' else torch.where(pr[..., None], tr.out[..., 0], tr.pred[..., 0])   # [S, T, heads]
     V = _cols(tr.probes[..., 0])
     m, sd = batch_mean_sd(V)
@@ -532,11 +544,12 @@ class SizeError(ValueError):
 BLOCK_BYTES = 2**28               # working memory of one block of subjects: more subjects are simulated block by block
 MAX_SUBJECT_TRIALS = 10**12       # subjects x trials of one run (beyond it a run takes days)
 
-def _compiled(rule, dtype, device, engine) -> bool:
+def _compiled(rule, dtype, device, algorithm) -> bool:
     "Whether `recur` will most likely run a big block on its compiled kernel (a block's working memory is then a few rows per subject)."
     core = importlib.import_module('pavlovattn.core')
-    return (engine != 'torch' and importlib.import_module('pavlovattn.kernels').available() and torch.device(device).type == 'cpu'
-            and dtype == torch.float64 and core._numba_runs(_families()[rule]))
+    A = importlib.import_module('pavlovattn.families').ALGORITHMS
+    return (algorithm in ('auto', 'numba') and A['numba'].unavailable(device) is None and dtype == torch.float64
+            and 'numba' in _families()[rule].algorithms)
 
 def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=False, history:bool=False) -> int:
     "Working bytes per subject in a block of one group: its order, and the tensor loop's per-step tensors (the compiled kernel's few rows)."
@@ -553,11 +566,11 @@ def _blocks(S, per:int) -> list:
 
 def memory_estimate(design,                # a design string or `Design`
                     subjects:int=1, dk:int|None=None, keys:str='onehot', rule:str='delta', per_subject:bool=False,
-                    dtype=torch.float64, device='cpu', engine:str='auto',
+                    dtype=torch.float64, device='cpu', algorithm:str='auto',
                    ) -> dict:              # bytes: {'keys', 'block', 'results', 'per_subject', 'total'}
     "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, one block of subjects, and the results."
     d = parse_design(design); C = len(d.cues); dk = C if dk is None else dk
-    comp = _compiled(rule, _dtype(dtype), device, engine)
+    comp = _compiled(rule, _dtype(dtype), device, algorithm)
     _check_rule(rule)
     est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0),
                block=0, results=0, per_subject=0)
@@ -594,13 +607,13 @@ def _size(b:float) -> str:
         if b < 1024 or u == 'PiB': return f'{b:.3g} {u}' if u != 'B' else f'{int(b)} B'
         b /= 1024
 
-def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine):
+def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm):
     "Refuse a run whose work or memory is beyond this machine (`SizeError`, with the estimate), before anything is allocated."
     st = subjects * sum(g.n for g in d.groups)
     if st > MAX_SUBJECT_TRIALS:
         raise SizeError(f'{subjects:,} subjects x {sum(g.n for g in d.groups):,} trials = {st:.3g} subject-trials is more than one run '
                         f'simulates ({MAX_SUBJECT_TRIALS:.0e}, days of CPU time); use fewer subjects or trials')
-    est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, engine), _available_bytes(device)
+    est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm), _available_bytes(device)
     if est['total'] > have:
         part = max(('keys', 'block', 'results', 'per_subject'), key=est.get)
         why = dict(keys=f"the keys of {len(d.cues)} cue{'s' * (len(d.cues) != 1)} and the trial types in dk={dk if dk is not None else len(d.cues)} dimensions",
@@ -648,7 +661,7 @@ def simulate(design,                  # a design string or a parsed `Design`
              miniblocks:bool|None=None, # miniblocks (`!2A+/4B-`: two shuffled blocks of A+, B-, B-): native, in `!` phases when True (default False); calmr, in every phase with several trial types unless False
              dialect:str='native',    # 'calmr': calmr's phase strings (see `parse_design`) and trial orders (miniblocks by default)
              per_subject:bool=False,  # also keep every subject's order and strengths (`order`, `V`, `pred_sum`; memory: subjects x trials)
-             engine:str='auto',       # `recur`'s engine: 'auto', 'torch' or 'numba'
+             algorithm:str='auto',    # how the summaries are computed: 'auto', 'numba' (compiled), 'sequential' (the reference loop) or 'chunked' (`families.ALGORITHMS`)
              allow_unstable:bool=False, # run a delta write with beta*|k|^2 > 2 on some trial type (calmr runs them) with a RuntimeWarning instead of refusing it
              sampling:str='shuffle',  # `!` phases: 'shuffle' (the written counts, each subject's own permutation) or 'iid' (every trial drawn on its own, with probability count/total)
              rng:str='counter',       # 'counter' (each subject's stream keyed by seed, group name, phase) or 'torch' (one torch.Generator(seed) through groups and phases; see `trial_orders`)
@@ -658,7 +671,7 @@ def simulate(design,                  # a design string or a parsed `Design`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     d = parse_design(design, dialect)
     miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
-    _check_rule(rule); _order_options(d, sampling, rng, miniblocks)
+    _check_rule(rule); _check_algorithm(rule, algorithm); _order_options(d, sampling, rng, miniblocks)
     try: subjects = _integer(subjects, 'subjects')
     except ValueError: raise ValueError(f'subjects must be a positive integer; got {subjects!r}') from None
     seed, dk = _integer(seed, 'seed', lo=None), None if dk is None else _integer(dk, 'dk')
@@ -678,7 +691,7 @@ def simulate(design,                  # a design string or a parsed `Design`
         if not math.isfinite(x): raise ValueError(f'{name} must be a finite number; got {x}')
     rates, lam = head_rates[0], lams[0]
     _check_device(device, dtype)
-    _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, engine)
+    _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm)
     cues = d.cues
     if not cues: raise DesignError('the design has no cues: US-alone trials only')
     kd = cue_keys(cues, keys=keys, dk=dk, overlap=overlap, salience=salience, seed=seed, dtype=torch.float64)
@@ -691,7 +704,7 @@ def simulate(design,                  # a design string or a parsed `Design`
         tt_keys.append(Ks); tt_scale.append(sc)
     _check_rates(d, tt_keys, rule, head_rates, allow_unstable, names)
     Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
-    comp = _compiled(rule, dtype, device, engine)
+    comp = _compiled(rule, dtype, device, algorithm)
     show = lambda r: r['+'] if r['+'] == r['-'] else r
     one = lambda xs: all(x == xs[0] for x in xs)                         # named USs sharing a value: shown once, as for one US
     params = dict(beta=show(rates) if one(head_rates) else {n: show(r) for n, r in zip(names, head_rates)}, gamma=gamma,
@@ -721,7 +734,7 @@ def simulate(design,                  # a design string or a parsed `Design`
                                        torch.tensor([t.probe for t in tts], device=device), omega)
             for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar, hist)):   # bounded memory: block by block
                 o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(d, g, params, lo, hi)
-                out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, engine, H)
+                out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, algorithm, H)
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
                 stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
@@ -943,10 +956,10 @@ def explore(design:str='exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B', # ini
 
 # %% ../nbs/01_designs.ipynb #28cdacf4
 def rw_reference_error(design:str, subjects:int=6, beta:float=0.2, salience=None, lam:float=1.0, seed:int=0, device='cpu',
-                       engine:str='auto', # `recur`'s engine for the summaries
+                       algorithm:str='auto', # `simulate`'s algorithm for the summaries
                       ) -> float:
     "Max |simulate(delta) - per-subject `rescorla_wagner` loop| over every subject, trial and cue (strengths incl. final), and over their mean and sd across subjects."
-    res = simulate(design, beta=beta, salience=salience, lam=lam, subjects=subjects, seed=seed, device=device, per_subject=True, engine=engine)
+    res = simulate(design, beta=beta, salience=salience, lam=lam, subjects=subjects, seed=seed, device=device, per_subject=True, algorithm=algorithm)
     alpha = _saliences(salience, res.cues); worst = 0.0
     for g, r in res.runs.items():
         tts, refs = r['trial_types'], []
@@ -970,7 +983,7 @@ def _claim_designs_rw(full=False, device='cpu'):
     designs = [('exp: !8A+/8AB+/4B- | !6AC-/6C+ ; ctrl: !8D+/8AB+ | 5B- | !3AB+/3C-', {'A': 0.8, 'B': 0.5, 'C': 0.3}, 0.25),
                ('!10AB+/10A-/5C+ | !10BC+/10B- | 10ABC-', {'B': 0.4}, 0.3),
                ('g1: !20A(ctx)+/20(ctx)- ; g2: !10A(ctx)+/30(ctx)-', None, 0.45)]
-    engines = ('torch', 'numba') if device == 'cpu' and importlib.import_module('pavlovattn.kernels').available() else ('auto',)
-    worst = max(rw_reference_error(d, subjects=20 if full else 6, beta=b, salience=s, seed=7, device=device, engine=e)
-                for d, s, b in designs for e in engines)
-    return Verdict(f'max |diff| = {worst:.1e} over {len(designs)} randomised designs (engines: {", ".join(engines)})', worst < 1e-12, {'max_err': worst})
+    algs = ('sequential', 'numba') if device == 'cpu' and importlib.import_module('pavlovattn.kernels').available() else ('auto',)
+    worst = max(rw_reference_error(d, subjects=20 if full else 6, beta=b, salience=s, seed=7, device=device, algorithm=a)
+                for d, s, b in designs for a in algs)
+    return Verdict(f'max |diff| = {worst:.1e} over {len(designs)} randomised designs (algorithms: {", ".join(algs)})', worst < 1e-12, {'max_err': worst})

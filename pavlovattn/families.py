@@ -6,12 +6,12 @@
 from __future__ import annotations
 import importlib, math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, NamedTuple
 import torch
 
 # %% auto #0
-__all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'families_table', 'needs_grad', 'sequential',
-           'chunked', 'forward', 'kernel_available', 'fla_kernel']
+__all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'Algorithm', 'families_table', 'needs_grad',
+           'sequential', 'chunked', 'forward', 'kernel_available', 'fla_kernel', 'algorithms_table']
 
 # %% ../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -54,9 +54,8 @@ class Family:
 
     @property
     def algorithms(self) -> tuple:
-        "What `recur(algorithm=...)` can run for this family."
-        if self.exemplar: return ('sequential',)
-        return ('sequential', 'chunked') + (('kernel',) if self.kernel else ())
+        "The entries of `ALGORITHMS` (below) that run this family."
+        return tuple(n for n, a in ALGORITHMS.items() if a.covers(self))
 
 # %% ../nbs/00c_families.ipynb #d1446d36
 def _is_one(x) -> bool:
@@ -144,6 +143,34 @@ def family(rule:str) -> Family:
     "The spec of `rule`, or a `ValueError` that lists the valid names."
     try: return FAMILIES[rule]
     except (KeyError, TypeError): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(FAMILIES)}") from None
+
+# %% ../nbs/00c_families.ipynb #aa067142
+class Algorithm(NamedTuple):
+    "One way to run a family: what it computes, which families it runs, and whether it can run on a device."
+    fn: str                # its function, by name: `sequential`, `chunked`, `fla_kernel`, `_summary_row` (`kernels.summary_row`)
+    result: str            # 'trace' (per-step reads: `recur`) or 'summary' (many subjects' statistics: `summarize`)
+    predicts: bool         # returns the read-before-write predictions (what a conditioning model reports)
+    covers: Callable       # Family -> bool: whether it runs the family
+    why_not: str|None      # by name, a function device -> None or the reason it cannot run there (None: runs anywhere)
+    about: str             # one line for the table
+
+    @property
+    def run(self) -> Callable: return globals()[self.fn]
+    def unavailable(self, device='cpu') -> str|None:
+        "None when it can run on `device`, else the reason."
+        return None if self.why_not is None else globals()[self.why_not](device)
+
+ALGORITHMS = {
+    'sequential': Algorithm('sequential', 'trace', True, lambda f: True, None,
+                            'the reference loop, one step at a time: every exact claim uses it'),
+    'chunked': Algorithm('chunked', 'trace', True, lambda f: not f.exemplar, None,
+                         'matrix products within chunks of steps, a loop over chunks'),
+    'kernel': Algorithm('fla_kernel', 'trace', False, lambda f: f.kernel is not None, 'kernel_available',
+                        "flash-linear-attention's chunk kernels (outputs and final state)"),
+    'numba': Algorithm('_summary_row', 'summary', True,
+                       lambda f: not (f.exemplar or f.extra_row or f.write_key) and f.gate in ('none', 'scalar'),
+                       '_numba_unavailable', 'compiled many-subject summaries in float64 (one gate per step at most)'),
+}
 
 # %% ../nbs/00c_families.ipynb #19a20508
 def families_table():
@@ -342,7 +369,7 @@ def forward(fam:Family,        # the family's spec
             chunk:int=64,      # chunk size of the chunked form
            ) -> tuple:         # (pred, out, state, probe read-outs)
     "Run family `fam` by `algorithm` (a fixed-state family: softmax runs in the core)."
-    run = ALGORITHMS[algorithm]
+    run = ALGORITHMS[algorithm].run
     opts = dict(chunk=chunk) if algorithm == 'chunked' else {}
     w, gate = (kw if kw is not None else k), fam.gate
     if fam.extra_row == 'trace':                                          # e_t = g_t e_{t-1} + k_t, then the US pairs with e_t
@@ -381,4 +408,21 @@ def fla_kernel(fam, q, k, v, b, g, S0=None, probes=None, reads=True):
     else: o, ht = op(q, k, v * b[..., None], **({'g': lg} if lg is not None else {}), **kw)
     return None, o, ht.transpose(-1, -2), None
 
-ALGORITHMS = {'sequential': sequential, 'chunked': chunked, 'kernel': fla_kernel}
+# %% ../nbs/00c_families.ipynb #0e8e0021
+def _numba_unavailable(device='cpu') -> str|None:
+    "None when the compiled summary kernel can run on `device`, else the reason."
+    if torch.device(device).type != 'cpu': return f"the device is {torch.device(device)}, and the compiled kernel runs on the CPU"
+    if not importlib.import_module('pavlovattn.kernels').available(): return "numba is not installed (pip install numba)"
+    return None
+
+def _summary_row(*a, **kw):
+    "`kernels.summary_row`, imported on first use (numba's import costs a few tenths of a second)."
+    return importlib.import_module('pavlovattn.kernels').summary_row(*a, **kw)
+
+def algorithms_table(device='cpu'):
+    "One row per algorithm: what it computes, the families it runs, and whether it runs on `device`, as a pandas DataFrame."
+    import pandas as pd
+    return pd.DataFrame([dict(algorithm=n, result=a.result, predictions=a.predicts, about=a.about,
+                              families=', '.join(f.name for f in FAMILIES.values() if a.covers(f)),
+                              **{f'runs on {torch.device(device)}': a.unavailable(device) or 'yes'})
+                         for n, a in ALGORITHMS.items()]).set_index('algorithm')

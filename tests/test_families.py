@@ -1,7 +1,7 @@
 "Every fixed-state family: chunked = sequential (float64 1e-10, float32 1e-5 relative RMS), gradients, fast forgetting, edge lengths."
 import math, pytest, torch
 from pavlovattn.families import FAMILIES, forward, chunked, sequential, check_params, family
-from pavlovattn.core import recur
+from pavlovattn.core import recur, probe_readouts
 
 FIXED = [f for f in FAMILIES.values() if not f.exemplar]
 
@@ -142,7 +142,7 @@ def test_loop_results_are_ordinary_tensors(rule):
     "The no-gradient loop runs under inference mode; what it returns must still enter a later autograd graph."
     g = torch.Generator().manual_seed(0)
     k, v = torch.randn(2, 6, 1, 3, generator=g), torch.randn(2, 6, 1, 2, generator=g)
-    tr = recur(torch.nn.functional.normalize(k, dim=-1), v, rule=rule, beta=0.5, probes=torch.eye(3), algorithm='sequential')
+    tr = probe_readouts(torch.nn.functional.normalize(k, dim=-1), v, torch.eye(3), reads=True, rule=rule, beta=0.5, algorithm='sequential')
     w = torch.ones(1, requires_grad=True)
     for x in (tr.pred, tr.out, tr.state, tr.probes):
         assert not x.is_inference()
@@ -187,10 +187,10 @@ def test_chunked_segments_equal_sequential(fam):
 def chunked_fam(fam, q, k, v, b, g, S0, kw, P, seg):
     "forward(fam, ..., algorithm='chunked') with the segment length forced (forward itself never passes one)."
     import pavlovattn.families as F
-    orig = F.ALGORITHMS['chunked']
-    F.ALGORITHMS['chunked'] = lambda *a, **o: orig(*a, **o, seg=seg)
+    orig = F.chunked                                                    # the registry finds its functions by name
+    F.chunked = lambda *a, **o: orig(*a, **{**o, 'seg': seg})      # segments call chunked again, with the same length
     try: return forward(fam, q, k, v, b, g, S0, kw, P, algorithm='chunked', chunk=8)
-    finally: F.ALGORITHMS['chunked'] = orig
+    finally: F.chunked = orig
 
 def test_default_segments_split_long_wide_inputs():
     "With the default segment length, 16 sequences of 300 steps with 128-wide keys run in three segments, and equal the loop."
@@ -204,5 +204,5 @@ def test_default_segments_split_long_wide_inputs():
     try: got = forward(fam, q, k, v, b, None, S0, None, P, algorithm='chunked')
     finally: F.chunked = orig
     ref = forward(fam, q, k, v, b, None, S0, None, P)
-    assert calls == [128, 128, 44]                                               # 2^18 / (16 x 128) = 128 steps per segment
+    assert calls == [300, 128, 128, 44]                                          # the call, then its segments: 2^18 / (16 x 128) = 128 steps each
     assert (got[1] - ref[1]).abs().max() < 1e-10 and (got[2] - ref[2]).abs().max() < 1e-10

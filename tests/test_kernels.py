@@ -1,5 +1,5 @@
 """The compiled kernels against the tensor loop and numpy: seeded shuffles, the index/summary form of `recur`, and
-`simulate` with either engine. Exhaustive over shapes and families; the pages keep one short example each."""
+`simulate` with either algorithm. Exhaustive over shapes and families; the pages keep one short example each."""
 import numpy as np
 import pytest
 import torch
@@ -63,13 +63,13 @@ def _tables(seed, N=4, H=2, dk=5, dv=3, C=3):
 @needs_numba
 @pytest.mark.parametrize('rule', SCALAR_GATE_RULES)
 @pytest.mark.parametrize('B,T', [(1, 1), (1, 30), (7, 0), (64, 50), (501, 17)])
-def test_summary_engines_agree(rule, B, T):
+def test_summary_algorithms_agree(rule, B, T):
     K, V, b, P = _tables(B * 100 + T)
     ix = torch.randint(0, K.shape[0], (B, T), generator=torch.Generator().manual_seed(T))
     S0 = torch.randn(B, 2, 3, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(B)) / 4
     for probes, s0 in ((P, S0), (None, None)):
-        a, c = (summarize(K, V, rule=rule, beta=b, **FAMILIES[rule].kwargs(gamma=0.9), S0=s0, probes=probes, index=ix, engine=e)
-                for e in ('torch', 'numba'))
+        a, c = (summarize(K, V, rule=rule, beta=b, **FAMILIES[rule].kwargs(gamma=0.9), S0=s0, probes=probes, index=ix, algorithm=e)
+                for e in ('sequential', 'numba'))
         for x, y in zip(a, c):
             if x is None: assert y is None; continue
             torch.testing.assert_close(x, y, atol=1e-12, rtol=0)
@@ -79,16 +79,16 @@ def test_summary_engines_agree(rule, B, T):
 def test_summary_index_dtypes(dtype):
     K, V, b, P = _tables(1)
     ix = torch.randint(0, 4, (20, 15))
-    ref = summarize(K, V, beta=b, probes=P, index=ix, engine='torch')
-    got = summarize(K, V, beta=b, probes=P, index=ix.to(dtype), engine='numba')
+    ref = summarize(K, V, beta=b, probes=P, index=ix, algorithm='sequential')
+    got = summarize(K, V, beta=b, probes=P, index=ix.to(dtype), algorithm='numba')
     torch.testing.assert_close(got.probe_mean, ref.probe_mean, atol=1e-12, rtol=0)
 
 def test_summary_of_identical_sequences_has_zero_sd():
     K, V, b, P = _tables(2)
     ix = torch.randint(0, 4, (1, 40)).expand(9, 40)
-    engines = ('torch', 'numba') if kernels.available() else ('torch',)
-    for e in engines:
-        assert summarize(K, V, beta=b, probes=P, index=ix, engine=e).probe_sd.max() == 0
+    algs = ('sequential', 'chunked', 'numba') if kernels.available() else ('sequential', 'chunked')
+    for e in algs:
+        assert summarize(K, V, beta=b, probes=P, index=ix, algorithm=e).probe_sd.max() == 0
 
 def test_index_form_refusals():
     K, V, b, P = _tables(3)
@@ -96,9 +96,10 @@ def test_index_form_refusals():
     with pytest.raises(ValueError, match=r'index values must lie in 0\.\.3'): summarize(K, V, index=ix - 1)
     with pytest.raises(ValueError, match='integer tensor'): recur(K, V, index=ix.double())
     with pytest.raises(TypeError): summarize(K[None], V[None])                     # the index is required
-    with pytest.raises(ValueError, match="engine='numba' cannot run this: channel-gate is not one of"):
-        summarize(K, V, rule='channel-gate', index=ix, engine='numba')
-    with pytest.raises(ValueError, match='unknown engine'): summarize(K, V, index=ix, engine='jax')
+    with pytest.raises(ValueError, match="algorithm='numba' cannot run this: channel-gate is not one of"):
+        summarize(K, V, rule='channel-gate', index=ix, algorithm='numba')
+    with pytest.raises(ValueError, match="algorithm must be one of auto, sequential, chunked, numba; got 'jax'"): summarize(K, V, index=ix, algorithm='jax')
+    with pytest.raises(TypeError, match="unexpected keyword argument 'engine'"): summarize(K, V, index=ix, engine='numba')   # the old name is not ignored
     with pytest.raises(UnstableRateError, match='for index value 0, head 0'): summarize(K * 3, V, beta=1.0, index=ix)
     with pytest.raises(ValueError, match='at least one sequence'): summarize(K, V, index=ix[:0])
 
@@ -108,14 +109,23 @@ DESIGNS = ['a: !12A+/12AB-/4#B | !6AC-/6C+ | 3#C ; b: 8B+ | !4AB-/4(ctx)+/2#A(ct
 @needs_numba
 @pytest.mark.parametrize('rule', SCALAR_GATE_RULES)
 @pytest.mark.parametrize('design', DESIGNS)
-def test_simulate_engines_agree(rule, design):
+def test_simulate_algorithms_agree(rule, design):
     kw = dict(rule=rule, beta=0.3, **FAMILIES[rule].kwargs(gamma=0.9), subjects=300, seed=5, keys='random', dk=7, overlap=0.2, salience={'A': 0.7})
-    a, c = simulate(design, engine='torch', **kw), simulate(design, engine='numba', **kw)
+    a, c = simulate(design, algorithm='sequential', **kw), simulate(design, algorithm='numba', **kw)
     for g in a.runs:
         for key in ('mean', 'sd', 'probe_mean', 'probe_sd'):
             torch.testing.assert_close(a.runs[g][key], c.runs[g][key], atol=1e-12, rtol=0)
         assert (a.orders(g) == c.orders(g)).all()
     assert a.to_json()['groups'].keys() == c.to_json()['groups'].keys()
+
+def test_simulate_refuses_an_algorithm_the_family_lacks():
+    "simulate takes its algorithm from the one registry: one that cannot compute a family's summaries is refused, naming those that can."
+    with pytest.raises(ValueError, match="algorithm 'numba' cannot simulate the vhw family; valid: auto, sequential, chunked"):
+        simulate('10A+', rule='vhw', algorithm='numba')
+    with pytest.raises(ValueError, match="algorithm 'kernel' cannot simulate the delta family; valid: auto, sequential, chunked, numba"):
+        simulate('10A+', algorithm='kernel')
+    a, c = (simulate(DESIGNS[2], rule='vhw', subjects=5, seed=2, algorithm=x) for x in ('sequential', 'chunked'))
+    for g in a.runs: torch.testing.assert_close(a.runs[g]['mean'], c.runs[g]['mean'], atol=1e-12, rtol=0)
 
 def test_subject_orders_do_not_depend_on_the_number_of_subjects():
     d = 'g1: !10A+/10B- | !5AB+/5C- ; g2: !3A+/3B+'
@@ -129,14 +139,14 @@ def test_per_subject_strengths_match_the_summary(rule):
         torch.testing.assert_close(x['mean'], x['V'].mean(0), atol=1e-12, rtol=0)
         torch.testing.assert_close(x['sd'], x['V'].std(0), atol=1e-12, rtol=0)
 
-@pytest.mark.parametrize('engine', ['torch', 'numba'])
-def test_summary_overflow_is_refused_not_propagated(engine):
-    if engine == 'numba' and not kernels.available(): pytest.skip('numba is not installed')
+@pytest.mark.parametrize('algorithm', ['sequential', 'numba'])
+def test_summary_overflow_is_refused_not_propagated(algorithm):
+    if algorithm == 'numba' and not kernels.available(): pytest.skip('numba is not installed')
     from pavlovattn.core import NonFiniteError
     K = torch.full((2, 1, 3), 1e150, dtype=torch.float64); V = torch.full((2, 1, 1), 1e200, dtype=torch.float64)
     ix = torch.randint(0, 2, (4, 30))
     with pytest.raises(NonFiniteError, match='hebbian recurrence produced NaN or inf'):
-        summarize(K, V, rule='hebbian', index=ix, probes=torch.eye(3, dtype=torch.float64), engine=engine)
+        summarize(K, V, rule='hebbian', index=ix, probes=torch.eye(3, dtype=torch.float64), algorithm=algorithm)
 
 # ---- issue 14: determinism across thread counts, bounded memory, orders keyed by the group's name ----
 
@@ -149,7 +159,7 @@ def test_summary_is_bit_identical_for_any_number_of_threads():
     try:
         for w in sorted({1, 2, numba.config.NUMBA_NUM_THREADS} & set(range(1, numba.config.NUMBA_NUM_THREADS + 1))):
             numba.set_num_threads(w)                                     # prange's threads
-            runs.append(summarize(K, V, rule='gated-delta', beta=b, gamma=0.9, probes=P, index=ix, engine='numba'))
+            runs.append(summarize(K, V, rule='gated-delta', beta=b, gamma=0.9, probes=P, index=ix, algorithm='numba'))
     finally: numba.set_num_threads(old)
     for r in runs[1:]:
         for x, y in zip(runs[0], r):
@@ -159,7 +169,7 @@ def test_summary_is_bit_identical_for_any_number_of_threads():
 def test_numba_num_threads_does_not_change_the_last_bit():
     import json, os, subprocess, sys
     code = ("import json; from pavlovattn.designs import simulate; r = simulate('a: !40A+/40AB-/20#B | !30B- ; b: !25A+/25C+', rule='delta', "
-            "beta=0.2, subjects=20000, seed=3, engine='numba'); print(json.dumps({g: [x['mean'].tolist(), x['sd'].tolist()] for g, x in r.runs.items()}))")
+            "beta=0.2, subjects=20000, seed=3, algorithm='numba'); print(json.dumps({g: [x['mean'].tolist(), x['sd'].tolist()] for g, x in r.runs.items()}))")
     out = [subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, env=dict(os.environ, NUMBA_NUM_THREADS=str(n)))
            for n in (1, 2)]
     assert all(o.returncode == 0 for o in out), [o.stderr for o in out]
