@@ -148,7 +148,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           S0=None,                   # initial state `[B,H,dv,dk]` (`[B,H,dv+1,dk]` with an extra row; an `ExemplarMemory` for softmax)
           tau:float|None=None,       # softmax temperature (default 1; softmax only)
           sink:float|None=None,      # softmax sink weight (key 0, value 0; default 1; softmax only)
-          reads=True,                # True: `pred` and `out`; 'out': only `out` (what a layer needs); False: only the state and probes
+          reads=True,                # True: `pred` and `out`; 'out': only `out` (what a layer needs); False: only the state
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
           kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys
@@ -369,7 +369,8 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
         raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
     if check and P is not None: _finite('probes', P)
     grad = needs_grad(k, v, b, g, S0, P)
-    why = [w for w, bad in ((ALGORITHMS['numba'].unavailable(k.device), ALGORITHMS['numba'].unavailable(k.device) is not None),
+    nb = ALGORITHMS['numba'].unavailable(k.device)                       # numba missing, or not the CPU
+    why = [w for w, bad in ((nb, nb is not None),
                             (f'the dtype is {k.dtype}, not float64', k.dtype != torch.float64),
                             (f'{rule} is not one of {SCALAR_GATE_RULES}', rule not in SCALAR_GATE_RULES), ('a gradient is required', grad),
                             ('probes are given per batch and head', P is not None and P.dim() == 4)) if bad]

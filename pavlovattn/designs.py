@@ -545,8 +545,7 @@ BLOCK_BYTES = 2**28               # working memory of one block of subjects: mor
 MAX_SUBJECT_TRIALS = 10**12       # subjects x trials of one run (beyond it a run takes days)
 
 def _compiled(rule, dtype, device, algorithm) -> bool:
-    "Whether `recur` will most likely run a big block on its compiled kernel (a block's working memory is then a few rows per subject)."
-    core = importlib.import_module('pavlovattn.core')
+    "Whether `summarize` will most likely run a big block on its compiled kernel, `'numba'` (a block's working memory is then a few rows per subject)."
     A = importlib.import_module('pavlovattn.families').ALGORITHMS
     return (algorithm in ('auto', 'numba') and A['numba'].unavailable(device) is None and dtype == torch.float64
             and 'numba' in _families()[rule].algorithms)
