@@ -272,7 +272,7 @@ def probe_readouts(k:torch.Tensor,  # keys (CS) `[B,T,H,dk]` (a table `[N,H,dk]`
                    reads=False,     # False: only the read-outs and the state; True: also `pred` and `out` of the same pass; 'out': also `out`
                    **kw,            # every other argument of `recur`: rule, beta, gamma, S0, index, algorithm, ...
                   ) -> Trace:       # `Trace.probes` `[B,T,H,C,dv]`: every probe read after every step
-    "Read fixed probe keys after every step of `recur`'s pass: the strength of every cue, trial by trial."
+    "Read fixed probe keys after every step of `recur`'s pass, which takes every other argument (`kw`: rule, beta, gamma, S0, index, algorithm, ...): the strength of every cue, trial by trial."
     if probes is None: raise ValueError("probe_readouts needs probe keys [C, d_k]; for predictions and outputs alone, use recur")
     a = inspect.signature(recur).bind(k, v, reads=reads, **kw); a.apply_defaults()
     return _recurrence(probes=probes, **a.arguments)
