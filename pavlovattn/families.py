@@ -147,7 +147,7 @@ def family(rule:str) -> Family:
 # %% ../nbs/00c_families.ipynb #aa067142
 class Algorithm(NamedTuple):
     "One way to run a family: what it computes, which families it runs, and whether it can run on a device."
-    fn: str                # its function, by name: `sequential`, `chunked`, `fla_kernel`, `_summary_row` (`kernels.summary_row`)
+    fn: str                # its function, by name: `sequential`, `chunked`, `fla_kernel`, or for numba a wrapper of `kernels.summary_row`
     result: str            # 'trace' (per-step reads: `recur`) or 'summary' (many subjects' statistics: `summarize`)
     predicts: bool         # returns the read-before-write predictions (what a conditioning model reports)
     covers: Callable       # Family -> bool: whether it runs the family
