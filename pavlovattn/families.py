@@ -277,78 +277,77 @@ def _pair(x, y, Gx, Gy, mask, channel):
 # %% ../nbs/00c_families.ipynb #65441fbb
 def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True,
             chunk:int=64,        # steps per chunk
-            seg:int|None=None,   # steps per segment (default: as many as keep a segment's inputs near 2^18 numbers)
+            seg:int|None=None,   # steps per segment, in whole chunks (default: as many as keep a segment's inputs near 2^18 numbers)
            ) -> tuple:
     "The chunk-parallel form of `sequential`: same arguments, same results, matrix products within each chunk."
     B, T, H, dk = r.shape; dv = v.shape[-1]; C = max(1, int(chunk)); dt = r.dtype; channel = gate == 'channel'
-    L = max(C, int(seg) if seg else 2**18 // (B * H * max(dk, dv, 1)) // C * C)
-    if T > L:                                       # a long, wide input: segments in turn, each state carried into the next
-        parts = []
-        for s in range(0, T, L):
-            cut = lambda x: None if x is None else x[:, s:s + L]
-            parts.append(chunked(cut(q), cut(r), cut(w), cut(v), cut(b), cut(g), gate, delta, S0, probes, reads, chunk=C, seg=L))
-            S0 = parts[-1][2]
-        join = lambda i: None if parts[0][i] is None else torch.cat([p[i] for p in parts], 1)
-        return join(0), join(1), S0, join(3)
+    BH, N = B * H, -(-T // C); pad = N * C - T                               # N chunks; the last padded with steps that do nothing
+    nq = q is not None and bool(reads); nP = 0 if probes is None else probes.shape[-2]
     S = r.new_zeros(B, H, dv, dk) if S0 is None else S0
-    Qs = ([q[..., None, :]] if q is not None and reads else []) + ([probes[:, None].expand(B, T, H, -1, dk)] if probes is not None else [])
-    nq = q is not None and bool(reads)
-    Qa = (Qs[0] if len(Qs) == 1 else torch.cat(Qs, -2)) if Qs else None    # every query read after the write: [B,T,H,nq,dk]
-    N = -(-T // C); pad = N * C - T
-    def blk(x):                                                           # [B,T,H,...] -> [B,H,N,C,...]; padded steps do nothing
+    if N == 0: return (r.new_zeros(B, 0, H, dv) if reads is True else None, r.new_zeros(B, 0, H, dv) if nq else None, S,
+                       r.new_zeros(B, 0, H, nP, dv) if probes is not None else None)
+    def cm(x):                                                            # [B,T,H,*s] -> chunk-major [N, B*H, C, *s]
         if x is None: return None
         if pad: x = torch.cat([x, x.new_zeros((B, pad) + x.shape[2:])], 1)
-        x = x.reshape(B, N, C, *x.shape[2:])
-        return x.permute(0, 3, 1, 2, *range(4, x.dim()))
-    R, Wk, V, Bt, Q = blk(r), blk(w), blk(v), blk(b), blk(Qa)
-    G = Gp = Gc = None
-    if gate != 'none':
-        L = blk(_logg(g, dt)); G = L.cumsum(3); Gp = G - L; Gc = G[:, :, :, -1]   # cumulative, one step earlier, whole chunk
+        s = x.shape[3:]
+        return x.reshape(B, N, C, H, *s).permute(1, 0, 3, 2, *range(4, 4 + len(s))).reshape(N, BH, C, *s)
+    R, V, Bt = cm(r), cm(v), cm(b); Wk = R if w is r else cm(w)
+    Qs = ([q[..., None, :]] if nq else []) + ([probes[:, None].expand(B, T, H, nP, dk)] if probes is not None else [])
+    Q = cm(Qs[0] if len(Qs) == 1 else torch.cat(Qs, -2)) if Qs else None   # every query read after the write: [N, BH, C, nQ, dk]
+    nQ = 0 if Q is None else Q.shape[-2]
+    Lg = None if gate == 'none' else cm(_logg(g, dt))                      # log-gates; padded steps: 0 (no forgetting)
+    L = max(C, int(seg) if seg else 2**18 // (BH * max(dk, dv, 1)) // C * C); n_s = max(1, L // C)   # chunks per segment
     ar = torch.arange(C, device=r.device)
     incl, strict = ar[:, None] >= ar[None, :], ar[:, None] > ar[None, :]
     eG = lambda X, GG: X if GG is None else X * (GG.exp() if channel else GG.exp()[..., None])
-    U, Wd = Bt[..., None] * V, None
-    if delta:                                                             # (I + diag(b) A) [U, W] = diag(b) [V, R e^G]
-        # the solver reads only the strict lower triangle (unitriangular: the unit diagonal is implied), so neither I nor a
-        # mask is added where there is no gate; with gates the mask stays (exp(G_t - G_s) above the diagonal can overflow)
-        A = Bt[..., None] * (R @ Wk.transpose(-1, -2) if G is None else _pair(R, Wk, G, G, strict, channel))
-        sol = torch.linalg.solve_triangular(A, torch.cat([U, Bt[..., None] * eG(R, G)], -1), upper=False, unitriangular=True)
-        U, Wd = sol[..., :dv], sol[..., dv:]
-    Pp, Rp = (_pair(R, Wk, Gp, G, strict, channel), eG(R, Gp)) if reads is True else (None, None)   # predictions: read before the write
-    if Q is not None:                                                     # [B,H,N,C,nq,C]: query t, write s
-        Pq = torch.stack([_pair(Q[..., j, :], Wk, G, G, incl, channel) for j in range(Q.shape[-2])], -2)
-        Qg = Q if G is None else Q * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
-    Wend = Wk if G is None else eG(Wk, Gc[:, :, :, None] - G)              # write keys decayed to the chunk's end
-    E = None if G is None else (Gc.exp()[..., None, :] if channel else Gc.exp()[..., None, None])   # whole-chunk decay of S
-    # The loop takes every chunk's operands as [B*H, ., .] views made once and keeps the state transposed ([d_k, d_v]):
-    # each chunk is then one or two batched products and no copies.
-    # Without a gradient, results go straight into buffers (with one, autograd needs each step's own tensor).
     grad = needs_grad(q, r, w, v, b, g, S0, probes)
-    lay = lambda x: x.reshape(B * H, N, *x.shape[-2:]).unbind(1)        # [B,H,N,m,n] -> N views [B*H,m,n]
-    Wt, Es, Ul = lay(Wend.transpose(-1, -2)), None if E is None else lay(E.transpose(-1, -2)), lay(U)
-    Wds = lay(Wd) if delta else None
-    Sb = None if grad else S.new_empty(N + 1, B * H, dk, dv)              # every chunk's entering state (transposed), then the last
-    Ub = None if grad or not delta else U.reshape(B * H, N, C, dv).transpose(0, 1).contiguous()   # the chunks' errors, from u (delta)
-    at = lambda buf, n: None if buf is None else buf[n]
-    s = S.reshape(B * H, dv, dk).transpose(-1, -2)
-    if Sb is not None: s = Sb[0].copy_(s)
-    sts, uas = [s], []
-    for n in range(N):                                                    # the only sequential part: T/C steps, state only
-        if not delta: u = Ul[n]
-        else: u = torch.baddbmm(Ul[n], Wds[n], s, alpha=-1) if grad else Ub[n].baddbmm_(Wds[n], s, alpha=-1)   # u - W S^T: the chunk's errors
-        s = torch.baddbmm(s if Es is None else s * Es[n], Wt[n], u, out=at(Sb, n + 1))  # S^T decayed, plus W_end^T u
-        if grad: sts.append(s); uas.append(u)
+    s = S.reshape(BH, dv, dk).transpose(-1, -2)                            # the state, kept transposed: [BH, d_k, d_v]
+    preds, outs = [], []
+    for a in range(0, N, n_s):                                            # segments of n chunks, each final state entering the next
+        e = min(N, a + n_s); n = e - a; M = n * BH
+        fl = lambda X: X[a:e].reshape(M, *X.shape[2:])                    # the segment's chunks of every sequence: [n*BH, C, ...]
+        Rs, Bs = fl(R), fl(Bt); Ws = Rs if Wk is R else fl(Wk)
+        G = Gp = Gc = None
+        if Lg is not None: Lc = fl(Lg); G = Lc.cumsum(1); Gp = G - Lc; Gc = G[:, -1]   # cumulative, one step earlier, whole chunk
+        U = (Bt[a:e, ..., None] * V[a:e]).reshape(M, C, dv) if grad else \
+            torch.mul(Bt[a:e, ..., None], V[a:e], out=V.new_empty(n, BH, C, dv)).view(M, C, dv)   # beta v (the product is the copy)
+        if delta:                                                         # (I + diag(b) A) [U, W] = diag(b) [V, R e^G]
+            # the solver reads only the strict lower triangle (unitriangular: the unit diagonal is implied), so neither I nor a
+            # mask is added where there is no gate; with gates the mask stays (exp(G_t - G_s) above the diagonal can overflow)
+            A = Bs[..., None] * (Rs @ Ws.transpose(-1, -2) if G is None else _pair(Rs, Ws, G, G, strict, channel))
+            sol = torch.linalg.solve_triangular(A, torch.cat([U, Bs[..., None] * eG(Rs, G)], -1), upper=False, unitriangular=True)
+            U, Wd = sol[..., :dv], sol[..., dv:]
+        Wend = Ws if G is None else eG(Ws, Gc[:, None] - G)               # write keys decayed to the chunk's end
+        E = None if G is None else (Gc.exp()[..., :, None] if channel else Gc.exp()[..., None, None])   # whole-chunk decay of S^T
+        each = lambda X: X.view(n, BH, *X.shape[1:]).unbind(0)            # chunk i of every sequence: [BH, ., .] (views)
+        Ul, Wt, Es, Wds = each(U), each(Wend.transpose(-1, -2)), None if E is None else each(E), each(Wd) if delta else None
+        # Without a gradient, every chunk's entering state and errors go straight into buffers, already in the layout of the
+        # products below (the solver's result is column-major, so the errors get a buffer of their own); with one, autograd
+        # needs each step's own tensor.
+        Sb = None if grad else s.new_empty(n + 1, BH, dk, dv)
+        Ub = None if grad or not delta else U.new_empty(n, BH, C, dv)
+        if Sb is not None: s = Sb[0].copy_(s)
+        sts, uas = [], []
+        for i in range(n):                                                # the only sequential part: one state update per chunk
+            if grad: sts.append(s)
+            u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1, out=None if Ub is None else Ub[i]) if delta else Ul[i]   # u - W S^T: errors
+            if grad: uas.append(u)
+            s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
+        St = (torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
+        Ua = (torch.stack(uas) if grad else Ub).view(M, C, dv) if delta else U
+        if reads is True:                                                 # predictions: read before the write
+            preds.append(torch.baddbmm(_pair(Rs, Ws, Gp, G, strict, channel) @ Ua, eG(Rs, Gp), St).view(n, BH, C, dv))
+        if Q is not None:                                                 # outputs and probes: query t, write s <= t
+            Qc = fl(Q)
+            Pq = torch.stack([_pair(Qc[..., j, :], Ws, G, G, incl, channel) for j in range(nQ)], -2)   # [M, C, nQ, C]
+            Qg = Qc if G is None else Qc * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
+            outs.append(torch.baddbmm(Pq.reshape(M, C * nQ, C) @ Ua, Qg.reshape(M, C * nQ, dk), St).view(n, BH, C, nQ, dv))
     S = s.transpose(-1, -2).reshape(B, H, dv, dk).contiguous()
-    St = (Sb if Sb is not None else torch.stack(sts))[:N].view(N, B, H, dk, dv).permute(1, 2, 0, 3, 4)   # [B,H,N,d_k,d_v]
-    if delta: Ua = (Ub if Ub is not None else torch.stack(uas)).view(N, B, H, C, dv).permute(1, 2, 0, 3, 4)
-    else: Ua = U
-    if N == 0: return (r.new_zeros(B, 0, H, dv) if reads is True else None, r.new_zeros(B, 0, H, dv) if nq else None, S,
-                       r.new_zeros(B, 0, H, probes.shape[-2], dv) if probes is not None else None)
-    un = lambda x, *s: x.reshape(B, H, N * C, *s)[:, :, :T].transpose(1, 2)
-    pred = un(Rp @ St + Pp @ Ua, dv) if reads is True else None          # all chunks' reads at once, after the loop
-    if Q is not None:
-        nQ = Q.shape[-2]
-        O = un(Qg.reshape(B, H, N, C * nQ, dk) @ St + Pq.reshape(B, H, N, C * nQ, C) @ Ua, nQ, dv)
+    def back(parts, *sh):                                                 # chunk-major [N, BH, C, *sh] -> [B, T, H, *sh]
+        x = parts[0] if len(parts) == 1 else torch.cat(parts, 0)
+        return x.view(N, B, H, C, *sh).permute(1, 0, 3, 2, *range(4, 4 + len(sh))).reshape(B, N * C, H, *sh)[:, :T]
+    pred = back(preds, dv) if reads is True else None
+    O = back(outs, nQ, dv) if Q is not None else None
     return pred, O[..., 0, :] if nq else None, S, O[..., int(nq):, :] if probes is not None else None
 
 # %% ../nbs/00c_families.ipynb #9a6d5e88
