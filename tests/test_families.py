@@ -197,10 +197,10 @@ def test_default_segments_split_long_wide_inputs():
     fam = FAMILIES['delta']
     q, k, v, b, g, S0, kw, P = inputs(fam, B=8, H=2, T=300, dk=128, dv=128, rate=1.0)
     sizes, orig = [], torch.linalg.solve_triangular
-    def spy(A, *a, **o): sizes.append(A.shape[0]); return orig(A, *a, **o)      # one solve per segment, over its chunks x 16 sequences
+    def spy(A, *a, **o): sizes.append(A.shape[0]); return orig(A, *a, **o)      # solves per segment over its chunks x 16 sequences
     torch.linalg.solve_triangular = spy
     try: got = forward(fam, q, k, v, b, None, S0, None, P, algorithm='chunked')
     finally: torch.linalg.solve_triangular = orig
     ref = forward(fam, q, k, v, b, None, S0, None, P)
-    assert sizes == [32, 32, 16]                                                 # 2^18 / (16 x 128) = 128 steps = 2 chunks per segment
+    assert sizes == [32, 32, 32, 32, 16, 16]                                     # 2^18 / (16 x 128) = 128 steps = 2 chunks per segment; two systems each (no gradient: in place)
     assert (got[1] - ref[1]).abs().max() < 1e-10 and (got[2] - ref[2]).abs().max() < 1e-10
