@@ -109,6 +109,6 @@ def main(argv=None):
                ('sequential loop no slower than numpy (float64, B=1, T=4096)', base['float64'], 1)]
     print('\ntargets:')
     for name, r, t in targets:
-        print(f"  {'met    ' if r is not None and r >= t else 'NOT met' if r is not None else 'not run'} {name}: {'-' if r is None else f'{r:.1f}x'}")
+        print(f"  {'met    ' if r is not None and r >= t else 'NOT met' if r is not None else 'not run'} {name}: {'-' if r is None else f'{r:.2f}x'}")
 
 if __name__ == '__main__': main()
