@@ -204,3 +204,15 @@ def test_default_segments_split_long_wide_inputs():
     ref = forward(fam, q, k, v, b, None, S0, None, P)
     assert sizes == [32, 32, 32, 32, 16, 16]                                     # 2^18 / (16 x 128) = 128 steps = 2 chunks per segment; two systems each (no gradient: in place)
     assert (got[1] - ref[1]).abs().max() < 1e-10 and (got[2] - ref[2]).abs().max() < 1e-10
+
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_chunked_zero_steps_equals_sequential(fam):
+    "No steps: both algorithms return empty reads of the right shapes and the initial state unchanged, for every `reads`."
+    q, k, v, b, g, S0, kw, P = inputs(fam, T=0)
+    for reads in (True, 'out', False):
+        ref = forward(fam, q, k, v, b, g, S0, kw, P, reads=reads)
+        got = forward(fam, q, k, v, b, g, S0, kw, P, reads=reads, algorithm='chunked')
+        for x, y in zip(ref, got):
+            assert (x is None) == (y is None), (fam.name, reads)
+            if x is not None: assert x.shape == y.shape and torch.equal(x, y), (fam.name, reads)
+        assert torch.equal(got[2], S0)
