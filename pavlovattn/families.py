@@ -211,6 +211,8 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
     if gate != 'none': g4 = steps(g, 1, 1) if gate == 'scalar' else steps(g, 1, dk)
     bv = steps(b[..., None] * v, dv, 1)                                      # beta_t v_t: the whole write without error correction
     if delta: bd = steps(b * g if gate == 'scalar' else b, 1, 1)             # what multiplies the read in the error term
+    read_p = delta or reads is True or (same and bool(reads))                # the prediction is needed (a contiguity write with
+                                                                             # other queries, or none, never reads it)
     qc = None if (q is None or same) else steps(q, dk, 1)
     wq = steps((w * r).sum(-1), 1, 1) if same and reads else None
     buf = lambda *s: None if grad else r.new_empty(T, N, *s)                 # outputs written in place, when no gradient
@@ -222,8 +224,8 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
     preds, outs, prs = [], [], []
     with torch.inference_mode(not grad):                                   # no autograd bookkeeping per step (buffers made above)
         for t in range(T):
-            p = torch.bmm(S, rc[t], out=None if pbs is None else pbs[t])         # S_{t-1} r_t: the prediction
-            sr = p if gate == 'none' else None
+            if read_p: p = torch.bmm(S, rc[t], out=None if pbs is None else pbs[t])   # S_{t-1} r_t: the prediction
+            sr = p if gate == 'none' and read_p else None
             if gate != 'none': S = S.mul(g4[t]) if grad else S.mul_(g4[t])     # forget
             if gate == 'channel' and (delta or (same and reads)): sr = torch.bmm(S, rc[t])
             if delta: u = torch.addcmul(bv[t], bd[t], p if gate == 'scalar' else sr, value=-1)   # beta (v - read)
