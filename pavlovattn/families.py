@@ -257,9 +257,9 @@ def _logg(g, dtype):
 
 def _pair(x, y, Gx, Gy, mask, channel):
     "M[..., t, s] = sum_i x_ti y_si exp(Gx_ti - Gy_si) where mask[t, s], else 0 (only exponents <= 0 are taken)."
-    if Gx is None: return (x @ y.transpose(-1, -2)).masked_fill(~mask, 0)
+    if Gx is None: return (x @ y.transpose(-1, -2)).masked_fill_(~mask, 0)      # in place: a product's result is not saved for its gradient
     if not channel:
-        D = (Gx[..., :, None] - Gy[..., None, :]).masked_fill(~mask, float('-inf'))
+        D = (Gx[..., :, None] - Gy[..., None, :]).masked_fill_(~mask, float('-inf'))
         return (x @ y.transpose(-1, -2)) * D.exp()
     # per-channel gates: the exponent differs per key feature, so exp(Gx_t - Gy_s) cannot be one [t, s] factor. Sub-chunks of
     # `sub` steps: within a sub-chunk it is materialised ([sub, sub, dk]); an earlier sub-chunk is reached through r, the
