@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #9a88e3b6
 from __future__ import annotations
-import importlib, inspect, math
+import inspect, math
 from typing import NamedTuple
 import numpy as np
 import torch
@@ -383,10 +383,6 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
             if x is not None and not _all_finite(x):
                 raise NonFiniteError(f"the {rule} recurrence produced NaN or inf ({name}); the state overflowed: lower beta or the key norms, or use float64")
     return res
-
-def _kernels():
-    "The compiled-kernel module (imported on first use: numba's import costs a few tenths of a second)."
-    return importlib.import_module('pavlovattn.kernels')
 
 def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, algorithm):
     "Summary through a trace algorithm: gather the tables, run `recur` (or `probe_readouts`), reduce."

@@ -8,6 +8,7 @@ import hashlib, importlib, math, operator, re, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
+from .families import ALGORITHMS
 from .core import recur, probe_readouts, summarize, RULES, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
@@ -451,15 +452,13 @@ def _families() -> dict:
 
 def _check_algorithm(rule, algorithm):
     "Refuse an algorithm that cannot compute this family's summaries (`families.ALGORITHMS`): one line naming the ones that can."
-    A = importlib.import_module('pavlovattn.families').ALGORITHMS
-    ok = [n for n in _families()[rule].algorithms if A[n].predicts]
+    ok = [n for n in _families()[rule].algorithms if ALGORITHMS[n].predicts]
     if algorithm != 'auto' and algorithm not in ok:
         raise ValueError(f"algorithm {algorithm!r} cannot simulate the {rule} family; valid: auto, {', '.join(ok)}")
 
 def _trace_algorithm(algorithm) -> str:
     "The algorithm of a per-step pass: the one asked for, unless it computes only summaries (then 'auto')."
-    A = importlib.import_module('pavlovattn.families').ALGORITHMS
-    return algorithm if algorithm == 'auto' or A[algorithm].result == 'trace' else 'auto'
+    return algorithm if algorithm == 'auto' or ALGORITHMS[algorithm].result == 'trace' else 'auto'
 
 def design_rules() -> tuple:
     "The families a design runs under: every family; first those whose inputs come from trial-type tables, then those with a history (a key trace, write keys), whose inputs are built per subject and step."
@@ -546,8 +545,7 @@ MAX_SUBJECT_TRIALS = 10**12       # subjects x trials of one run (beyond it a ru
 
 def _compiled(rule, dtype, device, algorithm) -> bool:
     "Whether `summarize` will most likely run a big block on its compiled kernel, `'numba'` (a block's working memory is then a few rows per subject)."
-    A = importlib.import_module('pavlovattn.families').ALGORITHMS
-    return (algorithm in ('auto', 'numba') and A['numba'].unavailable(device) is None and dtype == torch.float64
+    return (algorithm in ('auto', 'numba') and ALGORITHMS['numba'].unavailable(device) is None and dtype == torch.float64
             and 'numba' in _families()[rule].algorithms)
 
 def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=False, history:bool=False) -> int:
