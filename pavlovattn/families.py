@@ -347,26 +347,38 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         # Without a gradient, every chunk's entering state goes straight into a buffer and its errors replace its U, both
         # already in the layout of the products below; with one, autograd needs each step's own tensor.
         Sb = None if grad else s.new_empty(n + 1, BH, dk, dv)
-        prefix = not delta and E is None and n >= 8                       # no error correction, no gate: the entering states are a
-        if prefix:                                                        # prefix sum of the chunks' writes, summed by one product
-            D = (Wend.transpose(-1, -2) @ U).view(n, BH * dk * dv)        # with a triangle of ones (torch.cumsum along the chunks
-            Lt = torch.ones(n + 1, n, dtype=dt, device=r.device).tril_(-1)   # is about 4x slower than the loop it replaces); in
-                                                                          # segments of a few chunks (wide batches) the loop is faster
+        # Long segments (8+ chunks: a small batch) of a write without error correction compute every chunk's write
+        # Q_i = W_end^T U_i at once before the loop; each chunk's update is then one operation, s_{i+1} = E_i s_i + Q_i (E_i
+        # its whole-chunk decay), and without a gate the states are a prefix sum, summed by one product with a triangle of
+        # ones (torch.cumsum along the chunks is about 4x slower than the loop it replaces). In segments of a few chunks
+        # (wide batches), and with error correction, the loop of two products per chunk is faster (measured).
+        mode = 'loop' if n < 8 or delta else 'prefix' if E is None else 'decay'
+        WtT = Wend.transpose(-1, -2)                                       # [M, d_k, C]
+        if mode != 'loop':                                                # every chunk's write [M, d_k, d_v] (with a gate and
+            Qm = WtT @ U if grad or mode == 'prefix' else torch.bmm(WtT, U, out=Sb[1:].view(M, dk, dv))   # no gradient: in the
+        if mode == 'prefix':                                              # state buffer, updated there in place)
+            Lt = torch.ones(n + 1, n, dtype=dt, device=r.device).tril_(-1)
+            D = Qm.view(n, BH * dk * dv)
             Sa = (Lt @ D).view(n + 1, BH, dk, dv) if grad else torch.mm(Lt, D, out=Sb.view(n + 1, -1)).view(n + 1, BH, dk, dv)
             if a or S0 is not None: Sa = Sa + s if grad else Sa.add_(s)   # (the empty memory adds nothing)
             s = Sa[n]
         else:
             each = lambda X: X.view(n, BH, *X.shape[1:]).unbind(0)        # chunk i of every sequence: [BH, ., .] (views)
-            Ul, Wt, Es, Wds = each(U), each(Wend.transpose(-1, -2)), None if E is None else each(E), each(Wd) if delta else None
+            Es = None if E is None else each(E)
+            if mode == 'decay': Ql = each(Qm)
+            else: Ul, Wt, Wds = each(U), each(WtT), each(Wd) if delta else None
             if Sb is not None: s = Sb[0].copy_(s)
         sts, uas = [], []
-        for i in range(0 if prefix else n):                               # the only sequential part: one state update per chunk
+        for i in range(0 if mode == 'prefix' else n):                     # the only sequential part: one state update per chunk
             if grad: sts.append(s)
+            if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
+                s = torch.addcmul(Ql[i], s, Es[i]) if grad else Sb[i + 1].addcmul_(s, Es[i])
+                continue
             if delta: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
             else: u = Ul[i]
             if grad: uas.append(u)
             s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
-        St = (Sa[:n] if prefix else torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
+        St = (Sa[:n] if mode == 'prefix' else torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
         Ua = torch.stack(uas).view(M, C, dv) if grad and delta else U
         def read(P, X, buf, parts, *sh):                                  # P @ Ua + X @ St: all reads of the segment at once
             o = torch.bmm(P, Ua, out=None if buf is None else buf[a:e].view(M, -1, dv)).baddbmm_(X, St)
