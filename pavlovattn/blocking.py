@@ -9,6 +9,7 @@ from typing import NamedTuple
 import torch
 import pandas as pd
 from .core import recur, RULES, FAMILIES, family
+from .families import _threads
 
 # %% auto #0
 __all__ = ['GRID_KEYINGS', 'GRID_RATES', 'blocking_general', 'simulate_blocking', 'Blocking', 'blocking_onehot',
@@ -261,10 +262,8 @@ def blocking_grid(rules=RULES,          # families to check
                   device='cpu',         # where the simulation runs
                  ) -> pd.DataFrame:     # one row per setting: sim, general closed form, special case, errors
     "Simulate blocking over the C2 grid (keyings x rates x (n1, n2) x gamma x group) and compare with the closed forms."
-    nthreads = torch.get_num_threads()
-    if str(device) == 'cpu': torch.set_num_threads(1)     # tiny sequential steps: extra threads only spin (15x slower on a busy 2-core box)
-    try: return _blocking_grid(rules, dtype, full, device)
-    finally: torch.set_num_threads(nthreads)
+    with _threads(1 if str(device) == 'cpu' else None):   # tiny sequential steps: extra threads only spin (15x slower on a busy 2-core box)
+        return _blocking_grid(rules, dtype, full, device)
 
 def _blocking_grid(rules, dtype, full, device):
     "The body of `blocking_grid`."

@@ -8,7 +8,7 @@ import hashlib, importlib, math, operator, re, warnings
 from dataclasses import dataclass
 import numpy as np
 import torch
-from .families import ALGORITHMS
+from .families import ALGORITHMS, _threads
 from .core import recur, probe_readouts, summarize, RULES, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
@@ -352,12 +352,6 @@ def _check_rates(design, tt_keys, rule, rates, allow_unstable=False, names=(None
                     if not allow_unstable: raise UnstableRateError(msg + '; allow_unstable=True (--allow-unstable) runs it anyway, with a warning')
                     warnings.warn(msg + ': running it because allow_unstable=True (each such trial overshoots its target)', RuntimeWarning, stacklevel=3)
                     return
-
-class _threads:
-    "Run a block with `n` torch threads (restored afterwards)."
-    def __init__(self, n): self.n = n
-    def __enter__(self): self.old = torch.get_num_threads(); torch.set_num_threads(self.n)
-    def __exit__(self, *a): torch.set_num_threads(self.old)
 
 def _name_id(name:str) -> int:
     "A 64-bit number for a group's name: its random streams are keyed by the name, not by the group's place in the design."

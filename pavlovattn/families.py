@@ -188,6 +188,15 @@ def needs_grad(*xs) -> bool:
     "Whether autograd is on and one of the tensors among `xs` requires a gradient (then no step may write in place)."
     return torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in xs)
 
+class _threads:
+    "Run a block with `n` torch threads, restored afterwards (`n=None`: as they are)."
+    def __init__(self, n=None): self.n = n
+    def __enter__(self):
+        self.old = torch.get_num_threads()
+        if self.n is not None and self.n != self.old: torch.set_num_threads(self.n)
+    def __exit__(self, *a):
+        if torch.get_num_threads() != self.old: torch.set_num_threads(self.old)
+
 def sequential(q,              # queries `[B,T,H,dk]` read after each write (None: no outputs)
                r,              # read keys `[B,T,H,dk]`: the prediction is `S_{t-1} r_t`
                w,              # write keys `[B,T,H,dk]` (usually the read keys)
@@ -269,16 +278,17 @@ def _logg(g, dtype):
     "Log-gates, floored at log(tiny) so that a gate of 0 stays finite in differences."
     return torch.log(g).clamp_min(math.log(torch.finfo(dtype).tiny))
 
-def _pair(x, y, Gx, Gy, mask, channel):
-    "M[..., t, s] = sum_i x_ti y_si exp(Gx_ti - Gy_si) where mask[t, s], else 0 (only exponents <= 0 are taken)."
-    if Gx is None: return (x @ y.transpose(-1, -2)).masked_fill_(~mask, 0)      # in place: a product's result is not saved for its gradient
+def _pair(x, y, Gx, Gy, diag, channel):
+    "M[..., t, s] = sum_i x_ti y_si exp(Gx_ti - Gy_si) where s <= t + diag (0: s <= t, -1: s < t), else 0 (only exponents <= 0 are taken)."
+    if Gx is None: return (x @ y.transpose(-1, -2)).tril_(diag)           # in place: a product's result is not saved for its gradient
+    C = x.shape[-2]; mask = torch.ones(C, C, dtype=torch.bool, device=x.device).tril_(diag)
     if not channel:
         D = (Gx[..., :, None] - Gy[..., None, :]).masked_fill_(~mask, float('-inf'))
         return (x @ y.transpose(-1, -2)) * D.exp()
     # per-channel gates: the exponent differs per key feature, so exp(Gx_t - Gy_s) cannot be one [t, s] factor. Sub-chunks of
     # `sub` steps: within a sub-chunk it is materialised ([sub, sub, dk]); an earlier sub-chunk is reached through r, the
     # log-gate just before the sub-chunk: exp(Gx_t - Gy_s) = exp(Gx_t - r) exp(r - Gy_s), both exponents <= 0 (never overflows)
-    C, sub, rows = x.shape[-2], 16, []
+    sub, rows = 16, []
     for a in range(0, C, sub):
         b = min(C, a + sub); xa, Ga = x[..., a:b, :], Gx[..., a:b, :]
         D = (Ga[..., :, None, :] - Gy[..., None, a:b, :]).masked_fill(~mask[a:b, a:b, None], float('-inf'))   # [..., t, s, dk]
@@ -313,8 +323,6 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     nQ = 0 if Q is None else Q.shape[-2]
     Lg = None if gate == 'none' else cm(_logg(g, dt))                      # log-gates; padded steps: 0 (no forgetting)
     L = max(C, int(seg) if seg else 2**18 // (BH * max(dk, dv, 1)) // C * C); n_s = max(1, L // C)   # chunks per segment
-    ar = torch.arange(C, device=r.device)
-    incl, strict = ar[:, None] >= ar[None, :], ar[:, None] > ar[None, :]
     eG = lambda X, GG: X if GG is None else X * (GG.exp() if channel else GG.exp()[..., None])
     grad = needs_grad(q, r, w, v, b, g, S0, probes)
     s = S.reshape(BH, dv, dk).transpose(-1, -2)                            # the state, kept transposed: [BH, d_k, d_v]
@@ -335,7 +343,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
             # (exp(G_t - G_s) above the diagonal can overflow). Without a gradient both systems are solved in place (about
             # twice as fast as into a new tensor); with one, in one call.
             bR = Bs[..., None] * Rs
-            A = bR @ Ws.transpose(-1, -2) if G is None else _pair(bR, Ws, G, G, strict, channel)
+            A = bR @ Ws.transpose(-1, -2) if G is None else _pair(bR, Ws, G, G, -1, channel)
             Wd = bR if G is None else eG(bR, G)
             if grad:
                 sol = torch.linalg.solve_triangular(A, torch.cat([U, Wd], -1), upper=False, unitriangular=True)
@@ -369,25 +377,26 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
             else: Ul, Wt, Wds = each(U), each(WtT), each(Wd) if delta else None
             if Sb is not None: s = Sb[0].copy_(s)
         sts, uas = [], []
-        for i in range(0 if mode == 'prefix' else n):                     # the only sequential part: one state update per chunk
-            if grad: sts.append(s)
-            if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
-                s = torch.addcmul(Ql[i], s, Es[i]) if grad else Sb[i + 1].addcmul_(s, Es[i])
-                continue
-            if delta: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
-            else: u = Ul[i]
-            if grad: uas.append(u)
-            s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
+        with _threads(1 if delta and not grad and BH == 1 and r.device.type == 'cpu' else None):   # (below)
+            for i in range(0 if mode == 'prefix' else n):                     # the only sequential part: one state update per chunk
+                if grad: sts.append(s)
+                if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
+                    s = torch.addcmul(Ql[i], s, Es[i]) if grad else Sb[i + 1].addcmul_(s, Es[i])
+                    continue
+                if delta: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
+                else: u = Ul[i]
+                if grad: uas.append(u)
+                s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
         St = (Sa[:n] if mode == 'prefix' else torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
         Ua = torch.stack(uas).view(M, C, dv) if grad and delta else U
         def read(P, X, buf, parts, *sh):                                  # P @ Ua + X @ St: all reads of the segment at once
             o = torch.bmm(P, Ua, out=None if buf is None else buf[a:e].view(M, -1, dv)).baddbmm_(X, St)
             if buf is None: parts.append(o.view(n, BH, C, *sh))
         if reads is True:                                                 # predictions: read before the write
-            read(_pair(Rs, Ws, Gp, G, strict, channel), eG(Rs, Gp), Pb, preds, dv)
+            read(_pair(Rs, Ws, Gp, G, -1, channel), eG(Rs, Gp), Pb, preds, dv)
         if Q is not None:                                                 # outputs and probes: query t, write s <= t
             Qc = fl(Q)
-            Pq = [_pair(Qc[..., j, :], Ws, G, G, incl, channel) for j in range(nQ)]
+            Pq = [_pair(Qc[..., j, :], Ws, G, G, 0, channel) for j in range(nQ)]
             Pq = Pq[0][..., None, :] if nQ == 1 else torch.stack(Pq, -2)   # [M, C, nQ, C]
             Qg = Qc if G is None else Qc * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
             read(Pq.reshape(M, C * nQ, C), Qg.reshape(M, C * nQ, dk), Ob, outs, nQ, dv)

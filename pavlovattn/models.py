@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 import torch.nn.functional as F
-from .families import FAMILIES, family
+from .families import FAMILIES, family, _threads
 from .layers import AttentionMixer
 
 # %% auto #0
@@ -178,10 +178,8 @@ def train(cfg:TrainConfig,       # what to train
           threads:int|None=1,    # CPU threads while training (1: small models train faster without contention; None: leave)
          ) -> tuple:             # (model in eval mode, metrics dict)
     "Train `AssocLM` under `cfg`: AdamW, warm-up + cosine, periodic evaluation, early stop at `cfg.target`."
-    old = torch.get_num_threads()
-    if threads and str(device) == 'cpu': torch.set_num_threads(threads)
-    try: return _train(cfg, device, progress, task or TASKS[cfg.task])
-    finally: torch.set_num_threads(old)
+    with _threads(threads if threads and str(device) == 'cpu' else None):
+        return _train(cfg, device, progress, task or TASKS[cfg.task])
 
 def _train(cfg, device, progress, task):
     torch.manual_seed(cfg.seed); gen = torch.Generator().manual_seed(cfg.seed)

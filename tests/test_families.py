@@ -235,3 +235,15 @@ def test_one_sequence_equals_its_batch(fam):
                 for name, x, y in zip(('pred', 'out', 'state', 'probes'), pair, single):
                     assert (x is None) == (y is None), (fam.name, reads, name)
                     if x is not None: assert (x[:1] - y).abs().max() < 1e-12, (fam.name, reads, name, float((x[:1] - y).abs().max()))
+
+def test_threads_block_restores_the_count():
+    "`_threads(n)` (the loops of small products, blocking grids and training use it) sets torch's thread count for a block and restores it, also after an error; `None` leaves it alone."
+    from pavlovattn.families import _threads
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with _threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError('inside')
+    assert torch.get_num_threads() == before
+    with _threads(None): assert torch.get_num_threads() == before
+    assert torch.get_num_threads() == before
