@@ -14,6 +14,10 @@ sequential loop's forward+backward at T = 1024; the sequential loop no slower th
 Usage: python benchmarks/bench_chunked.py [--quick] [--repeats 3] [--families delta,hebbian] [--threads N]
 Run it on an otherwise idle machine: under load, torch's multi-threaded matrix products (the chunked form) wait for
 busy cores far more than the loop's tiny single-threaded steps, and the ratios mean nothing (seen: 0.0x at load 5).
+The allocator matters too: with glibc's defaults a process may hand the chunked form's megabyte-sized temporaries back
+to the system after every call and fault them in again on the next (chunked hebbian at batch 1, T = 4096 took 1.2 ms
+in some processes and 2.0-2.9 ms in others); MALLOC_MMAP_THRESHOLD_=268435456 MALLOC_TRIM_THRESHOLD_=268435456 in the
+environment keeps them (the header line says which setting ran).
   --quick: only T = 1024 and 4096 at batch 1 and 16 for hebbian and delta (the targets' cells)
 """
 import argparse, os, statistics, sys, time, datetime, platform
@@ -81,7 +85,8 @@ def main(argv=None):
     elif a.quick: fams = [FAMILIES['hebbian'], FAMILIES['delta']]
     Ts, Bs = ((1024, 4096) if a.quick else (256, 1024, 4096)), (1, 16)
     print(f"# {datetime.date.today()} | {device} ({platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads) | load average {os.getloadavg()[0]:.2f} | D = {a.D}, float32")
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads) | load average {os.getloadavg()[0]:.2f} | D = {a.D}, float32 | "
+          f"malloc: {', '.join(f'{k}={os.environ[k]}' for k in ('MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_') if k in os.environ) or 'glibc defaults'}")
     print(f"{'family':13s} {'pass':8s} {'B':>3s} {'T':>5s} {'sequential ms':>14s} {'chunked ms':>11s} {'ratio':>7s}")
     R = {}
     for fam in fams:
