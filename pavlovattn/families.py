@@ -216,7 +216,7 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
     fold = delta and not grad and reads is not True and not same and N == 1  # one sequence, no prediction returned: the error is
                                                                              # one product written over beta v, u = beta v - S (beta r)
                                                                              # after forgetting (measured: 1.4-1.7x faster; with
-                                                                             # several sequences that product is 0.4-0.9x)
+                                                                             # 2-64 sequences that product is 0.3-0.95x)
     read_p = (delta and not fold) or reads is True or (same and bool(reads)) # the prediction is needed (a contiguity write with
                                                                              # other queries, or none, never reads it)
     buf = lambda *s: None if grad else r.new_empty(T, N, *s)                 # outputs written in place, when no gradient
@@ -228,8 +228,8 @@ def sequential(q,              # queries `[B,T,H,dk]` read after each write (Non
     with torch.inference_mode(not grad):                                   # no autograd bookkeeping per step. Without a gradient,
         S = r.new_zeros(N, dv, dk) if S0 is None else S0.reshape(N, dv, dk)   # the state is an inference tensor (its operations skip
         if not grad: S = S.clone()                                         # autograd's dispatch), and so are the per-step views of
-        def steps(x, *s):                                                  # one sequence (copied once: 1.05-1.15x at batch 1; with
-            if not T: return ()                                            # more, the copy costs more than it saves)
+        def steps(x, *s):                                                  # one sequence (copied once: up to 1.15x at batch 1 in
+            if not T: return ()                                            # float32; with more, the copy costs more than it saves)
             x = x.transpose(0, 1).reshape(T, N, *s)
             return (x.clone() if N == 1 and not grad and not x.is_inference() else x).unbind(0)
         at = lambda x: x.unbind(0) if x is not None and T else None
@@ -377,7 +377,8 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
             else: Ul, Wt, Wds = each(U), each(WtT), each(Wd) if delta else None
             if Sb is not None: s = Sb[0].copy_(s)
         sts, uas = [], []
-        with _threads(1 if delta and not grad and BH == 1 and r.device.type == 'cpu' else None):   # (below)
+        # One sequence's error loop on the CPU runs on one thread: its 64 x 64 x 64 products take 1.25 ms on two, 1.0 on one
+        with _threads(1 if delta and not grad and BH == 1 and r.device.type == 'cpu' else None):
             for i in range(0 if mode == 'prefix' else n):                     # the only sequential part: one state update per chunk
                 if grad: sts.append(s)
                 if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
