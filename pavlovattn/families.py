@@ -11,7 +11,7 @@ import torch
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'Algorithm', 'families_table', 'needs_grad',
-           'sequential', 'chunked', 'forward', 'kernel_available', 'fla_kernel', 'algorithms_table']
+           'sequential', 'chunked', 'forward', 'kernel_available', 'fla_call', 'fla_kernel', 'algorithms_table']
 
 # %% ../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -451,20 +451,27 @@ def kernel_available(device='cuda') -> str|None:
     except ImportError: return "flash-linear-attention is not installed (pip install flash-linear-attention)"
     return None
 
+def fla_call(fam, op, q, k, v, b, g, S0=None) -> tuple:
+    "Run `op`, fla's `chunk_<fam.kernel>` (or any function of its signature), on our inputs: scale, state orientation, rates and gates converted."
+    if fam.kernel == 'delta_rule' and k.dtype == torch.float32:              # fla's own check (`chunk_delta_rule` asserts it)
+        raise ValueError("algorithm='kernel' cannot run this: fla's chunk_delta_rule does not take float32; "
+                         "pass float16 or bfloat16 inputs, or use algorithm='chunked'")
+    h0 = None if S0 is None else S0.transpose(-1, -2).float().contiguous()   # fla's state: S^T, [B, H, d_k, d_v], in float32
+    lg = None if fam.gate == 'none' else _logg(g, k.dtype)                 # fla takes log-gates
+    q = k if q is None else q
+    kw = dict(scale=1.0, initial_state=h0, output_final_state=True)       # fla's default scale is d_k^-1/2; ours is 1
+    if lg is not None: kw['g'] = lg
+    if fam.error_correcting: o, ht = op(q, k, v, beta=b, **kw)             # the rate enters the error correction
+    else: o, ht = op(q, k, v * b[..., None], **kw)                          # the rate scales the value written
+    return None, o, ht.transpose(-1, -2), None
+
 def fla_kernel(fam, q, k, v, b, g, S0=None, probes=None, reads=True):
-    "Outputs and final state of `fam` from flash-linear-attention's chunk kernels (fla's layout and state orientation converted)."
+    "Outputs and final state of `fam` from flash-linear-attention's chunk kernels (through `fla_call`)."
     why = kernel_available(k.device)
     if why is None and fam.kernel is None: why = f"fla has no kernel for the {fam.name} family"
     if why is None and (probes is not None or fam.extra_row): why = "fla's kernels do not read probes or carry extra state rows"
     if why: raise ValueError(f"algorithm='kernel' cannot run this: {why}")
-    op = getattr(importlib.import_module(f'fla.ops.{fam.kernel}'), f'chunk_{fam.kernel}')
-    h0 = None if S0 is None else S0.transpose(-1, -2).contiguous()
-    lg = None if fam.gate == 'none' else _logg(g, k.dtype)
-    q = k if q is None else q
-    kw = dict(scale=1.0, initial_state=h0, output_final_state=True)
-    if fam.error_correcting: o, ht = op(q, k, v, **({'g': lg} if lg is not None else {}), beta=b, **kw)
-    else: o, ht = op(q, k, v * b[..., None], **({'g': lg} if lg is not None else {}), **kw)
-    return None, o, ht.transpose(-1, -2), None
+    return fla_call(fam, getattr(importlib.import_module(f'fla.ops.{fam.kernel}'), f'chunk_{fam.kernel}'), q, k, v, b, g, S0)
 
 # %% ../nbs/00c_families.ipynb #0e8e0021
 def _numba_unavailable(device='cpu') -> str|None:
