@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test venv export clean-nbs docs docs-prereqs serve site-check chromium katex bench gpu-check help
+.PHONY: reproduce test venv export clean-nbs docs docs-prereqs serve site-check chromium katex bench gpu-check gpu-wheels help
 
 help:
 	@echo "make reproduce   venv + every claim of the paper (reproduce-report.json) + the website in _docs/"
@@ -14,7 +14,8 @@ help:
 	@echo "make docs        build the website into _docs/ (real quarto if on PATH, else the offline fallback, which needs npm once)"
 	@echo "make serve       serve _docs/ on http://localhost:8000/ (search works there, not from file://)"
 	@echo "make bench       speed benchmarks (ratios against baselines, one run)"
-	@echo "make gpu-check   the short script run on a lent GPU machine"
+	@echo "make gpu-wheels  fetch (here) the wheels gpu-check installs offline on a lent GPU machine, into .whl/"
+	@echo "make gpu-check   the short check run there: the image's python3 plus the carried .whl/ (no venv, no registry)"
 
 venv: $(VENV)/.installed
 $(VENV)/.installed: settings.ini setup.py
@@ -74,5 +75,8 @@ test: venv
 bench: venv
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-gpu-check: venv
-	PATH="$$PWD/$(BIN):$$PATH" bash tools/gpu_check.sh
+gpu-wheels:
+	bash tools/gpu_wheels.sh
+
+gpu-check:
+	bash tools/gpu_check.sh
