@@ -11,7 +11,8 @@ import torch
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'Algorithm', 'families_table', 'needs_grad',
-           'sequential', 'chunked', 'forward', 'kernel_available', 'fla_call', 'fla_kernel', 'algorithms_table']
+           'sequential', 'chunked', 'forward', 'kernel_available', 'fla_call', 'fla_kernel', 'fla_references',
+           'algorithms_table']
 
 # %% ../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -472,6 +473,33 @@ def fla_kernel(fam, q, k, v, b, g, S0=None, probes=None, reads=True):
     if why is None and (probes is not None or fam.extra_row): why = "fla's kernels do not read probes or carry extra state rows"
     if why: raise ValueError(f"algorithm='kernel' cannot run this: {why}")
     return fla_call(fam, getattr(importlib.import_module(f'fla.ops.{fam.kernel}'), f'chunk_{fam.kernel}'), q, k, v, b, g, S0)
+
+# %% ../nbs/00c_families.ipynb #f1a0c0d2
+def fla_references() -> dict|None:
+    "fla's pure-PyTorch reference recurrences (its `naive.py` files), each behind the signature of the `chunk_<name>` kernel `fla_call` calls; None without fla-core."
+    import importlib.util, pathlib
+    spec = importlib.util.find_spec('fla')                               # found, not imported: importing fla's ops needs Triton
+    if spec is None or not spec.submodule_search_locations: return None
+    ops = pathlib.Path(list(spec.submodule_search_locations)[0]) / 'ops'
+    def load(name):                                                       # each file imports only torch and einops
+        s = importlib.util.spec_from_file_location(f'fla_naive_{name}', ops / name / 'naive.py')
+        m = importlib.util.module_from_spec(s); s.loader.exec_module(m); return m
+    m = {n: load(n) for n in ('simple_gla', 'gla', 'delta_rule', 'gated_delta_rule')}
+    unscale = lambda q, scale: q * (scale * q.shape[-1] ** 0.5)          # two references hard-code the scale d_k^-1/2
+    def delta_rule(q, k, v, beta, scale=None, initial_state=None, output_final_state=False):   # this one is head-first
+        o, S = m['delta_rule'].delta_rule_recurrence(*(x.transpose(1, 2) for x in (unscale(q, scale), k, v, beta)),
+                                                     initial_state, output_final_state)
+        return o.transpose(1, 2), S
+    return {
+        'simple_gla': lambda q, k, v, g=None, scale=None, initial_state=None, output_final_state=False:
+            m['simple_gla'].naive_recurrent_simple_gla(q, k, v, q.new_zeros(q.shape[:3]) if g is None else g,
+                                                        scale, initial_state, output_final_state),
+        'gla': lambda q, k, v, g, scale=None, initial_state=None, output_final_state=False:
+            m['gla'].naive_recurrent_gla(unscale(q, scale), k, v, g, initial_state, output_final_state),
+        'delta_rule': delta_rule,
+        'gated_delta_rule': lambda q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False:
+            m['gated_delta_rule'].naive_recurrent_gated_delta_rule(q, k, v, beta, g, scale, initial_state, output_final_state),
+    }
 
 # %% ../nbs/00c_families.ipynb #0e8e0021
 def _numba_unavailable(device='cpu') -> str|None:

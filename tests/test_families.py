@@ -92,7 +92,7 @@ def test_parameters_a_family_lacks_are_refused():
     with pytest.raises(ValueError, match='has no tau'): recur(k, v, rule='delta', tau=2.0)
     with pytest.raises(ValueError, match='no separate write keys'): recur(k, v, rule='delta', kw=k)
 
-from pavlovattn.families import kernel_available, fla_kernel, fla_call
+from pavlovattn.families import kernel_available, fla_kernel, fla_call, fla_references
 _why = kernel_available('cuda')
 
 @pytest.mark.skipif(_why is not None, reason=f"fla kernel check skipped: {_why}")
@@ -107,31 +107,7 @@ def test_fla_kernel_matches_chunked(fam):
     got = forward(fam, *xs, kw, None, algorithm='kernel')
     assert rel_rms(got[1], ref[1]) < tol and rel_rms(got[2], ref[2]) < tol, (rel_rms(got[1], ref[1]), rel_rms(got[2], ref[2]))
 
-def _fla_references():
-    "fla's pure-PyTorch reference recurrences (its `naive.py` files), loaded from their files: importing fla itself needs Triton."
-    import importlib.util, pathlib
-    spec = importlib.util.find_spec('fla')
-    if spec is None or not spec.submodule_search_locations: return None
-    ops = pathlib.Path(list(spec.submodule_search_locations)[0]) / 'ops'
-    def load(name):
-        s = importlib.util.spec_from_file_location(f'fla_naive_{name}', ops / name / 'naive.py')
-        m = importlib.util.module_from_spec(s); s.loader.exec_module(m); return m
-    m = {n: load(n) for n in ('simple_gla', 'gla', 'delta_rule', 'gated_delta_rule')}
-    def unscale(q, scale): return q * (scale * q.shape[-1] ** 0.5)           # two references hard-code the scale d_k^-1/2
-    # each with the signature of the `chunk_<name>` function fla_call calls (fla's layout [B, T, H, D], its state [B, H, d_k, d_v])
-    return {
-        'simple_gla': lambda q, k, v, g=None, scale=None, initial_state=None, output_final_state=False:
-            m['simple_gla'].naive_recurrent_simple_gla(q, k, v, torch.zeros(q.shape[:3], dtype=q.dtype) if g is None else g,
-                                                        scale, initial_state, output_final_state),
-        'gla': lambda q, k, v, g, scale=None, initial_state=None, output_final_state=False:
-            m['gla'].naive_recurrent_gla(unscale(q, scale), k, v, g, initial_state, output_final_state),
-        'delta_rule': lambda q, k, v, beta, scale=None, initial_state=None, output_final_state=False: (lambda o, S: (o.transpose(1, 2), S))(
-            *m['delta_rule'].delta_rule_recurrence(*(x.transpose(1, 2) for x in (unscale(q, scale), k, v, beta)), initial_state, output_final_state)),
-        'gated_delta_rule': lambda q, k, v, g, beta, scale=None, initial_state=None, output_final_state=False:
-            m['gated_delta_rule'].naive_recurrent_gated_delta_rule(q, k, v, beta, g, scale, initial_state, output_final_state),
-    }
-
-_refs = _fla_references()
+_refs = fla_references()
 
 @pytest.mark.skipif(_refs is None, reason="fla-core is not installed: its reference recurrences are what this checks against")
 @pytest.mark.parametrize('fam', [f for f in FIXED if f.kernel], ids=lambda f: f.name)
