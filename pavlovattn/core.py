@@ -152,7 +152,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
           kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys
-          algorithm:str='auto',      # 'sequential' (the reference loop), 'chunked', 'kernel' (fla, CUDA) or 'auto' (`choose_algorithm`)
+          algorithm:str='auto',      # 'sequential' (the reference loop), 'chunked', 'kernel' (fla, CUDA, reads='out') or 'auto' (`choose_algorithm`)
           chunk:int=64,              # steps per chunk of the chunked form
          ) -> Trace:
     "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state."

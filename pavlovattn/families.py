@@ -468,11 +468,13 @@ def fla_call(fam, op, q, k, v, b, g, S0=None) -> tuple:
 
 def fla_kernel(fam, q, k, v, b, g, S0=None, probes=None, reads=True):
     "Outputs and final state of `fam` from flash-linear-attention's chunk kernels (through `fla_call`)."
-    why = kernel_available(k.device)
+    why = "fla's kernels compute outputs and the final state, not read-before-write predictions: pass reads='out'" \
+          if reads is True else kernel_available(k.device)
     if why is None and fam.kernel is None: why = f"fla has no kernel for the {fam.name} family"
     if why is None and (probes is not None or fam.extra_row): why = "fla's kernels do not read probes or carry extra state rows"
     if why: raise ValueError(f"algorithm='kernel' cannot run this: {why}")
-    return fla_call(fam, getattr(importlib.import_module(f'fla.ops.{fam.kernel}'), f'chunk_{fam.kernel}'), q, k, v, b, g, S0)
+    pred, out, S, _ = fla_call(fam, getattr(importlib.import_module(f'fla.ops.{fam.kernel}'), f'chunk_{fam.kernel}'), q, k, v, b, g, S0)
+    return pred, out if reads else None, S, None
 
 # %% ../nbs/00c_families.ipynb #f1a0c0d2
 def fla_references() -> dict|None:
