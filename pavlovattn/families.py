@@ -487,7 +487,7 @@ def fla_references() -> dict|None:
         s = importlib.util.spec_from_file_location(f'fla_naive_{name}', ops / name / 'naive.py')
         m = importlib.util.module_from_spec(s); s.loader.exec_module(m); return m
     m = {n: load(n) for n in ('simple_gla', 'gla', 'delta_rule', 'gated_delta_rule')}
-    unscale = lambda q, scale: q * (scale * q.shape[-1] ** 0.5)          # two references hard-code the scale d_k^-1/2
+    unscale = lambda q, scale: q if scale is None else q * (scale * q.shape[-1] ** 0.5)   # two hard-code the scale d_k^-1/2
     def delta_rule(q, k, v, beta, scale=None, initial_state=None, output_final_state=False):   # this one is head-first
         o, S = m['delta_rule'].delta_rule_recurrence(*(x.transpose(1, 2) for x in (unscale(q, scale), k, v, beta)),
                                                      initial_state, output_final_state)
