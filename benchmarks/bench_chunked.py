@@ -19,7 +19,9 @@ busy cores far more than the loop's tiny single-threaded steps, and the ratios m
 The allocator matters too: with glibc's defaults a process may hand the chunked form's megabyte-sized temporaries back
 to the system after every call and fault them in again on the next (chunked hebbian at batch 1, T = 4096 took 1.2 ms
 in some processes and 2.0-2.9 ms in others); MALLOC_MMAP_THRESHOLD_=268435456 MALLOC_TRIM_THRESHOLD_=268435456 in the
-environment keeps them (the header line says which setting ran).
+environment keeps them (the header line says which setting ran). The cause is glibc's dynamic mmap threshold: a process
+that has once freed a 16 MB block keeps such temporaries mapped too (0-13 page faults a call against 101-996; not used
+here, since it would change the protocol: a maintainer's decision).
   --quick: only T = 1024 and 4096 at batch 1 and 16 for hebbian and delta (the targets' cells)
 """
 import argparse, os, statistics, sys, time, datetime, platform
