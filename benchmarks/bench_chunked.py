@@ -123,13 +123,12 @@ def main(argv=None):
                 K[fam.name, B] = c / kt
                 print(f"{fam.name:13s} fwd {B:3d}  4096  chunked (float32) {c * 1e3:.2f} ms, fla chunk_{fam.kernel} "
                       f"({str(kdt).split('.')[-1]}) {kt * 1e3:.2f} ms: chunked/fla {c / kt:.1f}x", flush=True)
-    targets = [('chunked hebbian >= 10x sequential, B=1, T=4096, fwd', R.get(('hebbian', False, 1, 4096)), 10),
-               ('chunked delta >= 8x sequential, B=1, T=4096, fwd', R.get(('delta', False, 1, 4096)), 8),
-               ('chunked delta >= 3x sequential, B=16, T=4096, fwd', R.get(('delta', False, 16, 4096)), 3),
-               ('chunked delta fwd+bwd >= 10x sequential fwd+bwd, B=1, T=1024', R.get(('delta', True, 1, 1024)), 10),
-               ('sequential loop no slower than numpy (float32, B=1, T=4096)', base['float32'], 1),
-               ('sequential loop no slower than numpy (float64, B=1, T=4096)', base['float64'], 1)]
-    targets = [(n, r, t, False) for n, r, t in targets]                   # (name, ratio, threshold, at most: ratio <= threshold)
+    targets = [('chunked hebbian >= 10x sequential, B=1, T=4096, fwd', R.get(('hebbian', False, 1, 4096)), 10, False),
+               ('chunked delta >= 8x sequential, B=1, T=4096, fwd', R.get(('delta', False, 1, 4096)), 8, False),
+               ('chunked delta >= 3x sequential, B=16, T=4096, fwd', R.get(('delta', False, 16, 4096)), 3, False),
+               ('chunked delta fwd+bwd >= 10x sequential fwd+bwd, B=1, T=1024', R.get(('delta', True, 1, 1024)), 10, False),
+               ('sequential loop no slower than numpy (float32, B=1, T=4096)', base['float32'], 1, False),
+               ('sequential loop no slower than numpy (float64, B=1, T=4096)', base['float64'], 1, False)]   # (name, ratio, threshold, at most)
     if device.type == 'cuda':
         targets += [(f'chunked delta within 5x of fla chunk_delta_rule (time chunked/fla <= 5), B={B}, T=4096, fwd',
                      K.get(('delta', B)), 5, True) for B in Bs]
