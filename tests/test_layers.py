@@ -76,17 +76,15 @@ def test_unknown_layer_gamma_is_refused():
         with pytest.raises(ValueError, match="layer_gamma must be 'input', 'head' or 'learned'; got 'per-token'"):
             AttentionMixer(16, n_heads=2, rule='gated-delta')
 
-def mixer_on_device_equals_cpu(rule, device):
-    "Same weights, same input, float64: the mixer's outputs and every gradient on `device` equal the CPU's."
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA is not available: the device check runs in make gpu-check')
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_mixer_on_cuda_equals_cpu(rule):
+    "Same weights, same input, float64: the mixer's outputs and every gradient on CUDA equal the CPU's."
     import copy
     torch.manual_seed(0); m = AttentionMixer(32, 2, rule, chunk=32).double(); x = torch.randn(2, 150, 32, dtype=torch.float64)
-    md = copy.deepcopy(m).to(device)
-    y, yd = m(x), md(x.to(device))
+    md = copy.deepcopy(m).to('cuda')
+    y, yd = m(x), md(x.to('cuda'))
     assert (y - yd.cpu()).abs().max() < 1e-10, rule
     y.square().sum().backward(); yd.square().sum().backward()
     for (n, p), pd in zip(m.named_parameters(), md.parameters()):
         assert (p.grad - pd.grad.cpu()).abs().max() <= 1e-8 * max(1.0, float(p.grad.abs().max())), (rule, n)
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA is not available: the device check runs in make gpu-check')
-@pytest.mark.parametrize('rule', list(FAMILIES))
-def test_mixer_on_cuda_equals_cpu(rule): mixer_on_device_equals_cpu(rule, 'cuda')
