@@ -132,9 +132,9 @@ def choose_algorithm(fam:Family,   # the family
                      grad:bool,    # whether a gradient is needed
                      batch:int=1,  # independent sequences run together (batch × heads)
                      device='cpu', # where they run
-                    ) -> str:      # 'sequential' or 'chunked'
-    "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop."
-    if fam.exemplar or 'chunked' not in fam.algorithms or T < 128: return 'sequential'
+                    ) -> str:      # 'reference', 'sequential' or 'chunked'
+    "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop (a family no tuned form implements: its plain loop)."
+    if 'chunked' not in fam.algorithms or T < 128: return fam.loop
     if torch.device(device).type != 'cpu': return 'chunked'     # each step of the loop is several kernel launches (not measured here)
     if fam.gate == 'channel' and not grad and batch >= 16: return 'sequential'   # measured on the families page: the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'
@@ -142,7 +142,7 @@ def choose_algorithm(fam:Family,   # the family
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           v:torch.Tensor,            # values (US) `[B,T,H,dv]`
           q:torch.Tensor|None=None,  # queries `[B,T,H,dk]`; default: the keys
-          rule:str='delta',          # a family of `FAMILIES`
+          rule='delta',              # a family: a name of `FAMILIES`, a `Family`, or a file or module defining one (`families.load_family`)
           beta=1.0,                  # write rate per step, broadcast to `[B,T,H]` (>= 0)
           gamma=None,                # the family's γ per step, `[B,T,H]` (`[B,T,H,dk]` for per-channel gates); default: the family's
           S0=None,                   # initial state `[B,H,dv,dk]` (`[B,H,dv+1,dk]` with an extra row; an `ExemplarMemory` for softmax)
@@ -152,7 +152,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
           kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys
-          algorithm:str='auto',      # 'sequential' (the reference loop), 'chunked', 'kernel' (fla, CUDA, reads='out') or 'auto' (`choose_algorithm`)
+          algorithm:str='auto',      # 'reference' (the plain loop), 'sequential' (the tuned loop), 'chunked', 'kernel' (fla, CUDA, reads='out') or 'auto' (`choose_algorithm`)
           chunk:int=64,              # steps per chunk of the chunked form
          ) -> Trace:
     "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state."
@@ -167,8 +167,8 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     if algorithm != 'auto' and algorithm not in fam.algorithms:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(n for n, a in ALGORITHMS.items() if a.result == 'trace')}")
-        if fam.exemplar: raise ValueError(f"softmax runs only algorithm='sequential' (its exemplar memory has no chunked form)")
-        if algorithm == 'kernel': raise ValueError(f"algorithm='kernel' cannot run this: fla has no kernel for the {fam.name} family")
+        runs = [n for n in fam.algorithms if ALGORITHMS[n].result == 'trace']
+        raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; valid for it: auto, {', '.join(runs)}")
     tau, sink = (1.0 if tau is None else float(tau)), (1.0 if sink is None else float(sink))
     if fam.exemplar and check and not (tau > 0 and sink > 0):
         raise ValueError(f"softmax needs tau > 0 and sink > 0 (the sink is the weight of the empty memory); got tau={tau:g}, sink={sink:g}")
@@ -216,10 +216,10 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
             if x is None: continue
             if not _all_finite(x):
                 if x is state:
-                    raise NonFiniteError(f"the {rule} recurrence produced NaN or inf (final state); the state overflowed: "
+                    raise NonFiniteError(f"the {fam.name} recurrence produced NaN or inf (final state); the state overflowed: "
                                          "lower beta or the key norms, or use float64")
                 t = int((~torch.isfinite(x)).nonzero()[0][1])
-                raise NonFiniteError(f"the {rule} recurrence produced NaN or inf at step {t} ({name}); "
+                raise NonFiniteError(f"the {fam.name} recurrence produced NaN or inf at step {t} ({name}); "
                                      "the state overflowed: lower beta or the key norms, or use float64")
     return res
 
@@ -252,6 +252,7 @@ def acquisition_curve(rule:str,        # one of `RULES`
     fam = family(rule)
     check_params(fam, gamma, None if tau == 1.0 else tau)
     gamma = fam.gamma_or_default(gamma)
+    if fam.acquisition is None: raise ValueError(f"the {fam.name} family gives no acquisition closed form")
     return fam.acquisition(torch.as_tensor(n, dtype=torch.float64), lam, k2, beta, gamma, x0, tau=tau)
 
 # %% ../nbs/00_core.ipynb #a4403b1c
@@ -331,7 +332,7 @@ SCALAR_GATE_RULES = tuple(n for n, f in FAMILIES.items() if 'numba' in f.algorit
 def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
               v:torch.Tensor,  # values per trial type `[N,H,dv]`
               index,           # `[B,T]` integers: the trial type of every step of every subject
-              rule:str='delta', # a family of `FAMILIES`
+              rule='delta',    # a family: a name, a `Family`, or a file or module defining one
               beta=1.0,        # write rate per trial type (a number, `[N]` or `[N,H]`)
               gamma=None,      # the family's γ per trial type
               S0=None,         # initial state per subject
@@ -372,16 +373,16 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     nb = ALGORITHMS['numba'].unavailable(k.device)                       # numba missing, or not the CPU
     why = [w for w, bad in ((nb, nb is not None),
                             (f'the dtype is {k.dtype}, not float64', k.dtype != torch.float64),
-                            (f'{rule} is not one of {SCALAR_GATE_RULES}', rule not in SCALAR_GATE_RULES), ('a gradient is required', grad),
+                            (f'{fam.name} is not one of {SCALAR_GATE_RULES}', 'numba' not in fam.algorithms), ('a gradient is required', grad),
                             ('probes are given per batch and head', P is not None and P.dim() == 4)) if bad]
     if algorithm == 'numba' and why: raise ValueError(f"algorithm='numba' cannot run this: {'; '.join(why)}")
     if algorithm == 'numba' or (algorithm == 'auto' and not why and B * T >= 2**14): res = _summary_numba(k, v, fam, b, g, S0, P, index)
-    else: res = _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, 'sequential' if algorithm == 'auto' else algorithm)
+    else: res = _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, fam.loop if algorithm == 'auto' else algorithm)
     if check:
         st = res.state if torch.is_tensor(res.state) else res.state.values
         for name, x in (('state', st), ('prediction', res.pred_sum), ('probe read-out', res.probe_mean), ('probe read-out', res.probe_sd)):
             if x is not None and not _all_finite(x):
-                raise NonFiniteError(f"the {rule} recurrence produced NaN or inf ({name}); the state overflowed: lower beta or the key norms, or use float64")
+                raise NonFiniteError(f"the {fam.name} recurrence produced NaN or inf ({name}); the state overflowed: lower beta or the key norms, or use float64")
     return res
 
 def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, algorithm):

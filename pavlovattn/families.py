@@ -10,9 +10,9 @@ from typing import Callable, NamedTuple
 import torch
 
 # %% auto #0
-__all__ = ['GATES', 'FAMILIES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'Algorithm', 'families_table', 'needs_grad',
-           'sequential', 'chunked', 'forward', 'kernel_available', 'fla_call', 'fla_kernel', 'fla_references',
-           'algorithms_table']
+__all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'ALGORITHMS', 'Family', 'check_params', 'family', 'register', 'load_family',
+           'Algorithm', 'families_table', 'reference', 'needs_grad', 'sequential', 'chunked', 'forward',
+           'blocked_closed_form', 'kernel_available', 'fla_call', 'fla_kernel', 'fla_references', 'algorithms_table']
 
 # %% ../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -35,8 +35,13 @@ class Family:
     acquisition: Callable|None = field(default=None, repr=False, compare=False)  # closed-form V_n after n identical trials
     kernel: str|None = None          # flash-linear-attention op for `algorithm='kernel'`
     layer_gamma: str = 'input'       # how an attention layer makes γ: 'input' (a gate from each token), 'head' (one fixed decay per head), 'learned' (one parameter per head)
-    pages: bool = True               # taken through every phenomenon page (closed forms derived there)
+    pages: bool = False              # taken through every phenomenon page (closed forms derived there): the built-in six
     cite: str = ''                   # where the attention model comes from
+    step: Callable|None = field(default=None, repr=False, compare=False)   # the plain update: (S, k, v, beta, gamma, kw) -> new S (`reference`)
+    read: Callable|None = field(default=None, repr=False, compare=False)   # read-out (S, x) -> `[N, d_v]` (None: S x)
+    rest: Callable|None = field(default=None, repr=False, compare=False)   # (n, gamma) -> factor of the state off the key after n trials of it; None: no closed form
+    blocked: Callable|None = field(default=None, repr=False, compare=False) # its own closed form of a blocked design (exemplar memories); None: composed from `acquisition` and `rest`
+    model: str|None = None           # the conditioning model its update is an instance of: 'rw' (error correction), 'contiguity', 'exemplar'; None: not stated
 
     @property
     def params(self) -> tuple:
@@ -55,8 +60,17 @@ class Family:
 
     @property
     def algorithms(self) -> tuple:
-        "The entries of `ALGORITHMS` (below) that run this family."
+        "The entries of `ALGORITHMS` (below) that run this family: those that declare they implement it."
         return tuple(n for n, a in ALGORITHMS.items() if a.covers(self))
+
+    @property
+    def loop(self) -> str:
+        "Its step-by-step algorithm: the tuned loop `sequential` where that implements it, else its plain `reference` loop."
+        return 'sequential' if 'sequential' in self.algorithms else 'reference'
+
+    def rows(self, dv:int) -> int:
+        "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
+        return dv + (1 if self.extra_row else 0)
 
 # %% ../nbs/00c_families.ipynb #d1446d36
 def _is_one(x) -> bool:
@@ -101,75 +115,169 @@ def _acq_softmax(n, lam, k2, beta, gamma, x0, tau=1.0, sink=1.0, **_):
     if x0 != 0: raise ValueError("the softmax closed form starts from an empty memory (x0 = 0)")
     E = math.exp(k2 / tau)
     return lam * n * beta * E / (n * beta * E + sink)
+def _blocked_softmax(blocks, beta, gamma, lam, tau, sink):
+    "Probe read-outs of a blocked design in an exemplar memory: every block stored, each weighted by n beta e^{p.k/tau}."
+    mem, out = [], []
+    for n, k, l in blocks:
+        if l is None:
+            s = [(n_ * beta * math.exp(float(k @ k_) / tau), l_) for n_, k_, l_ in mem]
+            out.append(sum(w * l_ for w, l_ in s) / (sink + sum(w for w, _ in s)))
+        else: mem.append((n, k, l * lam))
+    return out
+
+# %% ../nbs/00c_families.ipynb #0ddd9ce3
+def _outer(u, w): return u[:, :, None] * w[:, None, :]                 # u w^T for each of N states
+def _dot(S, x): return (S @ x[:, :, None])[..., 0]                      # S x for each of N states
+
+def _step_hebbian(S, k, v, b, g, kw): return S + _outer(b[:, None] * v, k)
+def _step_decay(S, k, v, b, g, kw): return g[:, None, None] * S + _outer(b[:, None] * v, k)
+def _step_gla(S, k, v, b, g, kw): return S * g[:, None, :] + _outer(b[:, None] * v, k)
+def _step_delta(S, k, v, b, g, kw): return S + _outer(b[:, None] * (v - _dot(S, k)), k if kw is None else kw)
+def _step_gated_delta(S, k, v, b, g, kw):
+    St = g[:, None, None] * S                                           # forget, then the error of what is left
+    return St + _outer(b[:, None] * (v - _dot(St, k)), k)
+def _step_channel_gate(S, k, v, b, g, kw):
+    St = S * g[:, None, :]
+    return St + _outer(b[:, None] * (v - _dot(St, k)), k)
+def _step_normalized(S, k, v, b, g, kw): return S + _outer(b[:, None] * torch.cat([v, v.new_ones(len(v), 1)], -1), k)
+def _read_normalized(S, x):
+    y = _dot(S, x); num, den = y[:, :-1], y[:, -1:]
+    return torch.where(den == 0, torch.zeros_like(num), num / torch.where(den == 0, torch.ones_like(den), den))
+def _step_trace(S, k, v, b, g, kw):
+    e = g[:, None] * S[:, -1] + k                                       # the key trace, then the US paired with it
+    return torch.cat([S[:, :-1] + _outer(b[:, None] * v, e), e[:, None]], 1)
+def _read_trace(S, x): return _dot(S[:, :-1], x)
+
+def _rest_none(n, gamma): return 1.0                                    # the state off the key is untouched
+def _rest_gamma(n, gamma): return gamma**n                              # ... or decays with every step
 
 # %% ../nbs/00c_families.ipynb #91d9b52d
 _FAMILIES = (
     Family('hebbian', 'linear attention', 'Hebbian contiguity', r'S_t = S_{t-1} + \beta_t v_t k_t^\top',
-           acquisition=_acq_hebbian, kernel='simple_gla', cite='Katharopoulos et al. 2020'),
+           acquisition=_acq_hebbian, kernel='simple_gla', pages=True, cite='Katharopoulos et al. 2020',
+           step=_step_hebbian, rest=_rest_none, model='contiguity'),
     Family('normalized', 'normalised linear attention', 'contiguity, ratio read-out (weighted mean of USs)',
            r'S_t = S_{t-1} + \beta_t v_t k_t^\top,\ z_t = z_{t-1} + \beta_t k_t,\ o = S q / z^\top q',
-           extra_row='norm', acquisition=_acq_normalized, pages=False, cite='Katharopoulos et al. 2020'),
+           extra_row='norm', acquisition=_acq_normalized, cite='Katharopoulos et al. 2020',
+           step=_step_normalized, read=_read_normalized, model='contiguity'),
     Family('decay', 'RetNet (fixed decay)', 'contiguity, decay of associations',
            r'S_t = \gamma_t S_{t-1} + \beta_t v_t k_t^\top', gate='scalar', default_gamma=0.9,
            gamma_means='decay of every association per step', acquisition=_acq_decay, kernel='simple_gla', layer_gamma='head',
-           cite='Sun et al. 2023'),
+           pages=True, cite='Sun et al. 2023', step=_step_decay, rest=_rest_gamma, model='contiguity'),
     Family('gla', 'gated linear attention (GLA)', 'contiguity, per-feature decay of associations',
            r'S_t = S_{t-1}\,\mathrm{Diag}(\gamma_t) + \beta_t v_t k_t^\top', gate='channel', default_gamma=1.0,
            gamma_means='decay of each key feature per step ([..., d_k] for data-dependent gates)',
-           acquisition=_acq_decay, kernel='gla', pages=False, cite='Yang et al. 2024 (GLA)'),
+           acquisition=_acq_decay, kernel='gla', cite='Yang et al. 2024 (GLA)', step=_step_gla, rest=_rest_gamma, model='contiguity'),
     Family('trace', 'linear attention on a key trace', 'contiguity with a stimulus trace (Sutton & Barto 1981)',
            r'e_t = \gamma_t e_{t-1} + k_t,\ S_t = S_{t-1} + \beta_t v_t e_t^\top', default_gamma=0.9, extra_row='trace',
            gamma_means='decay of the eligibility trace of keys (not of the associations)', acquisition=_acq_trace,
-           layer_gamma='learned', pages=False, cite='Sutton & Barto 1981'),
+           layer_gamma='learned', cite='Sutton & Barto 1981', step=_step_trace, read=_read_trace, model='contiguity'),
     Family('delta', 'DeltaNet', 'Rescorla–Wagner error correction', r'S_t = S_{t-1} + \beta_t (v_t - S_{t-1} k_t) k_t^\top',
-           error_correcting=True, rate_bound=2.0, acquisition=_acq_delta, kernel='delta_rule', cite='Schlag et al. 2021; Yang et al. 2024'),
+           error_correcting=True, rate_bound=2.0, acquisition=_acq_delta, kernel='delta_rule', pages=True,
+           cite='Schlag et al. 2021; Yang et al. 2024', step=_step_delta, rest=_rest_none, model='rw'),
     Family('gated-delta', 'Gated DeltaNet', 'Rescorla–Wagner with trial-wise forgetting',
            r'S_t = \gamma_t S_{t-1} + \beta_t (v_t - \gamma_t S_{t-1} k_t) k_t^\top', error_correcting=True, gate='scalar',
            default_gamma=1.0, gamma_means='decay of every association per step, before the error', rate_bound=2.0,
-           acquisition=_acq_gated_delta, kernel='gated_delta_rule', cite='Yang, Kautz & Hatamizadeh 2024'),
+           acquisition=_acq_gated_delta, kernel='gated_delta_rule', pages=True, cite='Yang, Kautz & Hatamizadeh 2024',
+           step=_step_gated_delta, rest=_rest_gamma, model='rw'),
     Family('channel-gate', 'per-feature gated DeltaNet (KDA-style)', 'Rescorla–Wagner with per-feature forgetting',
            r'\tilde S = S_{t-1}\mathrm{Diag}(\gamma_t),\ S_t = \tilde S + \beta_t (v_t - \tilde S k_t) k_t^\top',
            error_correcting=True, gate='channel', default_gamma=1.0, gamma_means='decay of each key feature per step, before the error',
-           rate_bound=2.0, acquisition=_acq_gated_delta, cite='Kimi Team 2025 (KDA)'),
+           rate_bound=2.0, acquisition=_acq_gated_delta, pages=True, cite='Kimi Team 2025 (KDA)', step=_step_channel_gate,
+           rest=_rest_gamma, model='rw'),
     Family('vhw', 'DeltaNet with separate write keys', 'Van Hamme & Wasserman (1994): absent-but-expected cues learn negatively',
            r'S_t = S_{t-1} + \beta_t (v_t - S_{t-1} k_t) w_t^\top', error_correcting=True, write_key=True, rate_bound=2.0,
-           acquisition=_acq_delta, pages=False, cite='Van Hamme & Wasserman 1994'),
+           acquisition=_acq_delta, cite='Van Hamme & Wasserman 1994', step=_step_delta, model='rw'),
     Family('softmax', 'softmax attention (with a sink)', 'exemplar memory: similarity-weighted mean of stored USs',
            r'o_t = \sum_{s} \beta_s e^{q_t\cdot k_s/\tau} v_s \big/ \big(\mathrm{sink} + \sum_s \beta_s e^{q_t\cdot k_s/\tau}\big)',
-           exemplar=True, acquisition=_acq_softmax, cite='Vaswani et al. 2017'),
+           exemplar=True, acquisition=_acq_softmax, pages=True, cite='Vaswani et al. 2017', blocked=_blocked_softmax, model='exemplar'),
 )
-FAMILIES = {f.name: f for f in _FAMILIES}
+FAMILIES = {f.name: f for f in _FAMILIES}   # the built-in families, then every family registered in this process
+BUILTIN = tuple(FAMILIES)
+_BUILTIN_SPECS = dict(FAMILIES)
 
-def family(rule:str) -> Family:
-    "The spec of `rule`, or a `ValueError` that lists the valid names."
+def family(rule) -> Family:
+    "The spec of `rule`: a name, a `Family` (registered on first use), or a file or module defining one (`load_family`)."
+    if isinstance(rule, Family): return register(rule)
+    if isinstance(rule, str) and rule not in FAMILIES and (rule.endswith('.py') or ':' in rule): return load_family(rule)
     try: return FAMILIES[rule]
-    except (KeyError, TypeError): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(FAMILIES)}") from None
+    except (KeyError, TypeError): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(FAMILIES)} "
+                                                   "(or a Python file or module:NAME that defines a Family)") from None
+
+# %% ../nbs/00c_families.ipynb #8acd1f42
+def register(fam:Family) -> Family:
+    "Make `fam` known by name to every entry point (a family defined outside the package); refuse a built-in name or a family without a `step`."
+    if not isinstance(fam, Family): raise TypeError(f"register takes a Family; got {type(fam).__name__}")
+    if _BUILTIN_SPECS.get(fam.name) is fam: return fam
+    if fam.name in _BUILTIN_SPECS:
+        raise ValueError(f"a built-in family is named {fam.name!r}: give yours another name (built-in: {', '.join(BUILTIN)})")
+    if not isinstance(fam.name, str) or not fam.name or any(c in fam.name for c in ' :/\\') or fam.name.endswith('.py'):
+        raise ValueError(f"a family's name is a word without spaces, ':' or '/'; got {fam.name!r}")
+    if fam.step is None or not callable(fam.step):
+        raise ValueError(f"the {fam.name} family needs a step(S, k, v, beta, gamma, kw) -> S: the update the plain loop runs")
+    if fam.gate not in GATES: raise ValueError(f"the {fam.name} family's gate must be one of {', '.join(GATES)}; got {fam.gate!r}")
+    if fam.default_gamma is not None and fam.gate == 'none':
+        raise ValueError(f"the {fam.name} family has a gamma: say its shape, gate='scalar' (one per step) or 'channel' (one per key feature)")
+    if fam.exemplar or fam.write_key or fam.extra_row:
+        raise ValueError(f"the {fam.name} family: exemplar memories, write keys and extra state rows are built-in only (the plain loop keeps a [d_v, d_k] state)")
+    if fam.model not in (None, 'rw', 'contiguity', 'exemplar'):
+        raise ValueError(f"the {fam.name} family's model must be 'rw', 'contiguity', 'exemplar' or None; got {fam.model!r}")
+    FAMILIES[fam.name] = fam
+    return fam
+
+def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module:NAME`
+               ) -> Family:
+    "The `Family` a Python file or module defines (NAME, else its `FAMILY`), registered; one line saying what is wrong otherwise."
+    import importlib.util, pathlib
+    src, _, attr = spec.rpartition(':') if ':' in spec and not spec.endswith('.py') else (spec, '', '')
+    attr = attr or 'FAMILY'
+    if src.endswith('.py'):
+        p = pathlib.Path(src)
+        if not p.is_file(): raise ValueError(f"cannot load a family from {src}: no such file")
+        s = importlib.util.spec_from_file_location(f'pavlovattn_user_{abs(hash(str(p.resolve())))}', p)
+        mod = importlib.util.module_from_spec(s)
+        try: s.loader.exec_module(mod)
+        except Exception as e: raise ValueError(f"cannot load a family from {src}: {type(e).__name__}: {e}") from None
+    else:
+        try: mod = importlib.import_module(src)
+        except Exception as e: raise ValueError(f"cannot load a family from module {src!r}: {type(e).__name__}: {e}") from None
+    fam = getattr(mod, attr, None)
+    if not isinstance(fam, Family):
+        raise ValueError(f"{src} defines no Family named {attr}" + (f" (it is a {type(fam).__name__})" if fam is not None else '')
+                         + ": define FAMILY = Family(...) there, or name one as FILE.py:NAME")
+    return register(fam)
 
 # %% ../nbs/00c_families.ipynb #aa067142
 class Algorithm(NamedTuple):
-    "One way to run a family: what it computes, which families it runs, and whether it can run on a device."
-    fn: str                # its function, by name: `sequential`, `chunked`, `fla_kernel`, or for numba a wrapper of `kernels.summary_row`
+    "One way to run a family: what it computes, which families it implements (declared, never inferred), whether it can run on a device."
+    fn: str                # its function, by name: `reference`, `sequential`, `chunked`, `fla_kernel`, or for numba a wrapper of `kernels.summary_row`
     result: str            # 'trace' (per-step reads: `recur`) or 'summary' (many subjects' statistics: `summarize`)
     predicts: bool         # returns the read-before-write predictions (what a conditioning model reports)
-    covers: Callable       # Family -> bool: whether it runs the family
+    implements: tuple|None # the built-in families it implements, by name; None: every family with a `step` (the plain loop)
     why_not: str|None      # by name, a function device -> None or the reason it cannot run there (None: runs anywhere)
     about: str             # one line for the table
 
     @property
     def run(self) -> Callable: return globals()[self.fn]
+    def covers(self, fam) -> bool:
+        "Whether it implements `fam`: a built-in family it names (a family defined elsewhere is never one of them), or any `step`."
+        if self.implements is None: return fam.step is not None
+        return fam.name in self.implements and _BUILTIN_SPECS.get(fam.name) is fam
     def unavailable(self, device='cpu') -> str|None:
         "None when it can run on `device`, else the reason."
         return None if self.why_not is None else globals()[self.why_not](device)
 
+_FIXED = ('hebbian', 'normalized', 'decay', 'gla', 'trace', 'delta', 'gated-delta', 'channel-gate', 'vhw')   # fixed-size states
 ALGORITHMS = {
-    'sequential': Algorithm('sequential', 'trace', True, lambda f: True, None,
-                            'the reference loop, one step at a time: every exact claim uses it'),
-    'chunked': Algorithm('chunked', 'trace', True, lambda f: not f.exemplar, None,
+    'reference': Algorithm('reference', 'trace', True, None, None,
+                           "the plain loop over the family's own `step`: the oracle of every fast form"),
+    'sequential': Algorithm('sequential', 'trace', True, _FIXED + ('softmax',), None,
+                            'the tuned loop, one step at a time: every exact claim uses it'),
+    'chunked': Algorithm('chunked', 'trace', True, _FIXED, None,
                          'matrix products within chunks of steps, a loop over chunks'),
-    'kernel': Algorithm('fla_kernel', 'trace', False, lambda f: f.kernel is not None, 'kernel_available',
+    'kernel': Algorithm('fla_kernel', 'trace', False, ('hebbian', 'decay', 'gla', 'delta', 'gated-delta'), 'kernel_available',
                         "flash-linear-attention's chunk kernels (outputs and final state)"),
-    'numba': Algorithm('_summary_row', 'summary', True,
-                       lambda f: not (f.exemplar or f.extra_row or f.write_key) and f.gate in ('none', 'scalar'),
+    'numba': Algorithm('_summary_row', 'summary', True, ('hebbian', 'decay', 'delta', 'gated-delta'),
                        '_numba_unavailable', 'compiled many-subject summaries in float64 (one gate per step at most)'),
 }
 
@@ -183,6 +291,35 @@ def families_table():
                               rate_bound='—' if f.rate_bound is None else f.rate_bound,
                               params=', '.join(f.params), algorithms=', '.join(f.algorithms), pages=f.pages)
                          for f in FAMILIES.values()]).set_index('rule')
+
+# %% ../nbs/00c_families.ipynb #4a6baa26
+def reference(fam:Family,       # the family: its `step` and `read` are all that is used
+              q, k, v, b, g=None, # queries (None: no outputs), keys, values `[B,T,H,*]`, rates `[B,T,H]`, gates (`[B,T,H]`, `[B,T,H,dk]` or None)
+              S0=None,          # initial state `[B,H,rows,dk]` (zeros)
+              kw=None,          # write keys (Van Hamme–Wasserman); None: the keys
+              probes=None,      # probe keys `[B,H,C,dk]` read after every step
+              reads=True,       # True: predictions and outputs; 'out': outputs only; False: neither
+             ) -> tuple:        # (pred, out, state, probe read-outs), as `sequential`
+    "The plain loop: predict with the state before the step, take the family's `step`, read the queries and probes after it."
+    B, T, H, dk = k.shape; N = B * H
+    flat = lambda x: None if x is None else x.transpose(1, 2).reshape(N, T, *x.shape[3:])    # [B,T,H,*] -> [N,T,*]
+    K, V, Q, Bt, G, W = (flat(x) for x in (k, v, q, b, g, kw))
+    S = k.new_zeros(N, fam.rows(v.shape[-1]), dk) if S0 is None else S0.reshape(N, -1, dk)
+    P = None if probes is None else probes.reshape(N, -1, dk)
+    read = fam.read or _dot
+    preds, outs, prs = [], [], []
+    for t in range(T):
+        if reads is True: preds.append(read(S, K[:, t]))
+        S = fam.step(S, K[:, t], V[:, t], Bt[:, t], None if G is None else G[:, t], None if W is None else W[:, t])
+        if reads and Q is not None: outs.append(read(S, Q[:, t]))
+        if P is not None: prs.append(torch.stack([read(S, P[:, c]) for c in range(P.shape[1])], 1))
+    back = lambda xs: torch.stack(xs, 1).reshape(B, H, T, *xs[0].shape[1:]).transpose(1, 2) if xs else None
+    empty = lambda *s: k.new_zeros(B, 0, H, *s)                          # no steps: empty reads
+    dv = v.shape[-1]
+    pred = (back(preds) if T else empty(dv)) if reads is True else None
+    out = (back(outs) if T else empty(dv)) if reads and q is not None else None
+    pr = None if P is None else back(prs) if T else empty(P.shape[1], dv)
+    return pred, out, S.reshape(B, H, -1, dk), pr
 
 # %% ../nbs/00c_families.ipynb #622d4d86
 def needs_grad(*xs) -> bool:
@@ -424,10 +561,13 @@ def forward(fam:Family,        # the family's spec
             kw=None,           # write keys (Van Hamme–Wasserman); default: the keys
             probes=None,       # probe keys `[B,H,C,dk]`
             reads=True,        # True: predictions and outputs; 'out': outputs only; False: neither
-            algorithm='sequential', # 'sequential', 'chunked' or 'kernel'
+            algorithm='sequential', # 'reference', 'sequential', 'chunked' or 'kernel'
             chunk:int=64,      # chunk size of the chunked form
            ) -> tuple:         # (pred, out, state, probe read-outs)
-    "Run family `fam` by `algorithm` (a fixed-state family: softmax runs in the core)."
+    "Run family `fam` by `algorithm` (a fixed-state family: softmax runs in the core); an algorithm that does not implement `fam` is refused."
+    if not ALGORITHMS[algorithm].covers(fam):
+        raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; it runs: {', '.join(fam.algorithms) or 'none'}")
+    if algorithm == 'reference': return reference(fam, q, k, v, b, g, S0, kw, probes, reads)
     run = ALGORITHMS[algorithm].run
     opts = dict(chunk=chunk) if algorithm == 'chunked' else {}
     w, gate = (kw if kw is not None else k), fam.gate
@@ -442,6 +582,30 @@ def forward(fam:Family,        # the family's spec
     if fam.extra_row == 'trace': S = torch.cat([S, eT[..., 0][..., None, :]], -2)
     if fam.extra_row == 'norm': pred, out, pr = _ratio(pred), _ratio(out), _ratio(pr)
     return pred, out, S, pr
+
+# %% ../nbs/00c_families.ipynb #176ab7f2
+def blocked_closed_form(fam:Family,   # the family
+                        blocks,       # [(n, key `[dk]`, US or None for a probe), ...]: one trial type per phase, in order
+                        beta:float,   # write rate on every trial (0 on probes)
+                        gamma=None,   # the family's γ (default: its own; 1 where it has none)
+                        lam:float=1.0, tau:float=1.0, sink:float=1.0,   # US scale; softmax's temperature and sink weight
+                       ) -> list:     # the probe read-outs, in order
+    "Closed-form probe read-outs of a blocked design (one US) from the family's own answers: `blocked`, else `acquisition` and `rest` composed."
+    g = fam.gamma_or_default(gamma) if 'gamma' in fam.params else 1.0
+    blocks = [(n, torch.as_tensor(k, dtype=torch.float64), l) for n, k, l in blocks]
+    if fam.blocked is not None: return fam.blocked(blocks, beta, g, lam, tau, sink)
+    if fam.acquisition is None or fam.rest is None:
+        raise ValueError(f"the {fam.name} family gives no closed form of a blocked design (it has no "
+                         f"{'acquisition closed form' if fam.acquisition is None else 'rest factor'})")
+    w, out = torch.zeros_like(blocks[0][1]) if blocks else None, []
+    for n, k, l in blocks:
+        if l is None: out.append(float(w @ k)); continue
+        k2 = float(k @ k); r = fam.rest(n, g)
+        if k2 == 0: w = r * w; continue                                  # a US-alone step: only forgetting
+        x = float(w @ k)
+        xn = float(fam.acquisition(torch.tensor(float(n), dtype=torch.float64), l * lam, k2, beta, g, x))
+        w = r * (w - x * k / k2) + xn * k / k2
+    return out
 
 # %% ../nbs/00c_families.ipynb #c4aae016
 def kernel_available(device='cuda') -> str|None:

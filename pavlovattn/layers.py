@@ -5,50 +5,135 @@
 # %% ../nbs/00d_layers.ipynb #215c4493
 from __future__ import annotations
 import math
+from typing import NamedTuple
 import torch
 from torch import nn
 import torch.nn.functional as F
 from .families import FAMILIES, family
-from .core import recur
+from .core import recur, ExemplarMemory
 
 # %% auto #0
-__all__ = ['ShortConv', 'AttentionMixer']
+__all__ = ['MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
+class MixerState(NamedTuple):
+    "Everything the next call of an `AttentionMixer` needs to continue its sequences (what `return_state=True` returns)."
+    recurrent: object  # the family's state per head `[batch, heads, d_v(+1), d_k]`, or an `ExemplarMemory` (softmax)
+    conv: tuple|None   # the q, k, v convolutions' last `conv_size - 1` inputs, each `[batch, conv_size - 1, channels]` (None: no convolution)
+    rule: str          # the family that wrote it (a state continues only its own family)
+
 class ShortConv(nn.Module):
     "Depthwise causal convolution over time followed by SiLU (the short convolution of DeltaNet and Mamba layers)."
     def __init__(self, channels:int, # channels (heads x head dimension)
                  size:int=4,         # kernel size in steps
                  **kw):              # device, dtype
         super().__init__()
-        self.size = size
+        self.size, self.channels = size, channels
         self.conv = nn.Conv1d(channels, channels, size, groups=channels, padding=size - 1, bias=False, **kw)
-    def forward(self, x):            # `[B,T,C]` -> `[B,T,C]`, step t sees steps t-size+1..t
-        return F.silu(self.conv(x.transpose(1, 2))[..., :x.shape[1]].transpose(1, 2))
+    def forward(self, x,                   # `[B,T,C]`
+                cache=None,                # the `size - 1` inputs before `x`, `[B, size - 1, C]` (default: zeros)
+                lengths=None,              # `[B]` real steps per row (the rest is right padding): the returned cache ends there
+                return_cache:bool=False,   # also return the last `size - 1` inputs (to continue)
+               ):                          # `[B,T,C]` (and the cache); step t sees steps t-size+1..t
+        B, T, C = x.shape; K = self.size
+        xx = torch.cat([x.new_zeros(B, K - 1, C) if cache is None else cache.to(x), x], 1)
+        y = F.silu(F.conv1d(xx.transpose(1, 2), self.conv.weight, groups=C).transpose(1, 2))
+        if not return_cache: return y
+        if lengths is None: return y, xx[:, T:]
+        at = (lengths.to(x.device)[:, None] + torch.arange(K - 1, device=x.device))[..., None].expand(B, K - 1, C)
+        return y, xx.gather(1, at)
+
+# %% ../nbs/00d_layers.ipynb #a1c0de01
+def mask_lengths(attention_mask,  # `[batch, time]`, 1 for a real step and 0 for padding, padded from one side per row
+                 B:int, T:int,    # the batch and time sizes of the input
+                 device=None,
+                ) -> tuple:       # (leading padding `[B]`, real steps `[B]`)
+    "Check a 0/1 `attention_mask` (left padding 0..0 1..1 or right padding 1..1 0..0 in each row) and measure each row."
+    m = torch.as_tensor(attention_mask, device=device)
+    if tuple(m.shape) != (B, T): raise ValueError(f"attention_mask must be [batch, time] = {(B, T)}; got {tuple(m.shape)}")
+    if m.dtype != torch.bool:
+        if m.is_complex() or bool(((m != 0) & (m != 1)).any()):
+            raise ValueError("attention_mask must hold only 0 and 1 (1: a real step, 0: padding)")
+        m = m != 0
+    n = m.sum(1); lead = torch.where(n > 0, m.int().argmax(1), 0)
+    t = torch.arange(T, device=m.device)
+    ok = (m == ((t >= lead[:, None]) & (t < (lead + n)[:, None]))).all(1) & ((lead == 0) | (lead + n == T))
+    if not bool(ok.all()):
+        b = int((~ok).nonzero()[0])
+        raise ValueError(f"attention_mask must pad each row from one side (left 0..0 1..1 or right 1..1 0..0); row {b} is {m[b].int().tolist()}")
+    return lead, n
+
+def unpack_sequences(x,           # `[1, total, d]`: sequences packed one after another
+                     cu_seqlens,  # `[N + 1]` integers: sequence i is steps cu_seqlens[i]..cu_seqlens[i+1]-1
+                    ) -> tuple:   # (padded `[N, longest, d]`, mask `[N, longest]`, right padding)
+    "The packed sequences as a right-padded batch and its mask (fla's `cu_seqlens` convention)."
+    cu = torch.as_tensor(cu_seqlens, device=x.device)
+    if x.dim() != 3 or x.shape[0] != 1: raise ValueError(f"with cu_seqlens, x must be [1, total, d] (sequences packed); got {tuple(x.shape)}")
+    if cu.dim() != 1 or len(cu) < 2 or cu.is_floating_point() or cu.dtype == torch.bool:
+        raise ValueError(f"cu_seqlens must be a 1-D integer tensor [n_sequences + 1]; got {cu.dtype} of shape {tuple(cu.shape)}")
+    n = cu.diff()
+    if int(cu[0]) != 0 or int(cu[-1]) != x.shape[1] or bool((n < 0).any()):
+        raise ValueError(f"cu_seqlens must rise from 0 to the packed length {x.shape[1]}; got {cu.tolist()}")
+    L = int(n.max()); t = torch.arange(L, device=x.device)
+    mask = t < n[:, None]
+    at = (cu[:-1, None] + t).clamp(max=max(x.shape[1] - 1, 0))
+    return (x[0][at] * mask[..., None] if x.shape[1] else x.new_zeros(len(n), L, x.shape[-1])), mask
+
+def _roll(x, s):
+    "Row b of `x` `[B,T,...]` shifted left by `s[b]` steps, cyclically."
+    T = x.shape[1]
+    at = (torch.arange(T, device=x.device) + s[:, None]) % T
+    return x.gather(1, at.reshape(at.shape + (1,) * (x.dim() - 2)).expand(x.shape))
 
 # %% ../nbs/00d_layers.ipynb #58aec86a
+def _alias(name, x, fla_name, y):
+    "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
+    if x is not None and y is not None and x != y: raise ValueError(f"{name}={x!r} and its fla alias {fla_name}={y!r} disagree: pass one")
+    return x if x is not None else y
+
 class AttentionMixer(nn.Module):
     "A token mixer whose state update is the family `rule`: projections, heads, rates and gates from the input, output projection."
-    def __init__(self, d_model:int,       # model width
-                 n_heads:int=4,           # heads (independent memories)
+    def __init__(self, d_model:int|None=None,  # model width (fla: `hidden_size`)
+                 n_heads:int|None=None,   # heads, independent memories (fla: `num_heads`; default 4)
                  rule:str='delta',        # a family of `FAMILIES`
-                 head_dim:int|None=None,  # d_k = d_v per head (default d_model // n_heads)
-                 qk_norm:bool=True,       # L2-normalise queries and keys (and write keys)
+                 head_dim:int|None=None,  # d_k = d_v per head before expansion (default d_model // n_heads)
+                 qk_norm=True,            # L2-normalise queries and keys (and write keys); fla's 'l2' is True
                  conv_size:int=4,         # short causal convolution on q, k, v (0: none)
                  chunk:int=64,            # chunk size of the chunked form
                  algorithm:str='auto',    # `recur`'s algorithm ('auto': chunked for long sequences, 'kernel': fla on CUDA)
-                 device=None, dtype=None):
+                 device=None, dtype=None,
+                 *, hidden_size:int|None=None,  # fla's name for `d_model`
+                 num_heads:int|None=None,       # fla's name for `n_heads`
+                 use_short_conv:bool|None=None, # fla: False is conv_size=0
+                 use_gate:bool=False,           # output gate: o_norm(o) * silu(W_g x) per head (fla's gated RMSNorm)
+                 allow_neg_eigval:bool=False,   # beta = 2 sigmoid(.) in (0, 2) (error-correcting families, rate bound 2)
+                 expand_k:float=1.0,            # d_k = head_dim * expand_k
+                 expand_v:float=1.0,            # d_v = head_dim * expand_v
+                 mode:str|None=None,            # fla's kernel mode: stored, not used (`algorithm` chooses)
+                 layer_idx:int|None=None,       # the layer's index in its model (Zoology and fla pass it): stored
+                ):
         super().__init__()
+        d_model, n_heads = _alias('d_model', d_model, 'hidden_size', hidden_size), _alias('n_heads', n_heads, 'num_heads', num_heads) or 4
+        if d_model is None: raise TypeError("AttentionMixer needs d_model (fla: hidden_size)")
+        if use_short_conv is not None and not use_short_conv: conv_size = 0
+        elif use_short_conv and not conv_size: raise ValueError("use_short_conv=True needs conv_size >= 1; got 0")
+        if qk_norm not in (True, False, 'l2'): raise ValueError(f"qk_norm must be True, False or 'l2' (True); got {qk_norm!r}")
         fam = family(rule); kw = dict(device=device, dtype=dtype)
-        self.fam, self.rule, self.H = fam, rule, n_heads
-        self.dh = head_dim or d_model // n_heads
-        self.qk_norm, self.chunk, self.algorithm = qk_norm, chunk, algorithm
-        inner = self.H * self.dh
-        self.q_proj = nn.Linear(d_model, inner, bias=False, **kw)
-        self.k_proj = nn.Linear(d_model, inner, bias=False, **kw)
-        self.v_proj = nn.Linear(d_model, inner, bias=False, **kw)
-        self.kw_proj = nn.Linear(d_model, inner, bias=False, **kw) if fam.write_key else None
-        self.convs = nn.ModuleList([ShortConv(inner, conv_size, **kw) for _ in range(3)]) if conv_size else None
+        if allow_neg_eigval and fam.rate_bound != 2:
+            raise ValueError(f"allow_neg_eigval needs a family whose rates are stable up to 2 ({', '.join(n for n, f in FAMILIES.items() if f.rate_bound == 2)}); "
+                             f"the {fam.name} family's bound is {fam.rate_bound}")
+        self.fam, self.rule, self.H, self.d_model = fam, rule, n_heads, d_model
+        base = head_dim or d_model // n_heads
+        self.dk, self.dv = int(base * expand_k), int(base * expand_v)
+        if min(self.dk, self.dv) < 1: raise ValueError(f"head sizes must be >= 1; got d_k={self.dk}, d_v={self.dv}")
+        self.qk_norm, self.chunk, self.algorithm = bool(qk_norm), chunk, algorithm
+        self.neg_eigval, self.mode, self.layer_idx, self.conv_size = allow_neg_eigval, mode, layer_idx, conv_size
+        ik, iv = self.H * self.dk, self.H * self.dv
+        self.q_proj = nn.Linear(d_model, ik, bias=False, **kw)
+        self.k_proj = nn.Linear(d_model, ik, bias=False, **kw)
+        self.v_proj = nn.Linear(d_model, iv, bias=False, **kw)
+        self.kw_proj = nn.Linear(d_model, ik, bias=False, **kw) if fam.write_key else None
+        self.convs = nn.ModuleList([ShortConv(c, conv_size, **kw) for c in (ik, ik, iv)]) if conv_size else None
         self.b_proj = None if fam.exemplar else nn.Linear(d_model, self.H, bias=True, **kw)
         self.g_proj, self.gamma_logit = None, None
         src = fam.layer_gamma if 'gamma' in fam.params else None          # the spec says how γ is made
@@ -56,35 +141,121 @@ class AttentionMixer(nn.Module):
             raise ValueError(f"the {fam.name} family's layer_gamma must be 'input', 'head' or 'learned'; got {src!r}")
         fixed = 1 - 2.0 ** (-5 - torch.arange(self.H, dtype=torch.float64)) if src == 'head' else None   # RetNet: one decay per head
         self.register_buffer('gamma_fixed', None if fixed is None else fixed.to(device=device, dtype=dtype or torch.float32), persistent=False)
-        if src == 'input': self.g_proj = nn.Linear(d_model, inner if fam.gate == 'channel' else self.H, bias=True, **kw)
+        if src == 'input': self.g_proj = nn.Linear(d_model, ik if fam.gate == 'channel' else self.H, bias=True, **kw)
         if src == 'learned': self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))   # e.g. a trace decay
-        self.o_norm = nn.RMSNorm(self.dh, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dh, **kw)
-        self.o_proj = nn.Linear(inner, d_model, bias=False, **kw)
+        self.o_norm = nn.RMSNorm(self.dv, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dv, **kw)
+        self.o_proj = nn.Linear(iv, d_model, bias=False, **kw)
+        self.gate_proj = nn.Linear(d_model, iv, bias=False, **kw) if use_gate else None
 
-    def forward(self, x,                  # `[batch, time, d_model]`
-                state=None,               # initial state per head `[batch, heads, d_v(+1), d_k]` (or an ExemplarMemory)
-                return_state:bool=False,  # also return the final state (to continue the sequence)
+    def forward(self, x,                  # `[batch, time, d_model]` (`[1, total, d_model]` with `cu_seqlens`)
+                state=None,               # a `MixerState` from `return_state=True` or `init_state` (without a convolution: the bare recurrent state)
+                return_state:bool=False,  # also return the final `MixerState` (to continue the sequences)
+                attention_mask=None,      # `[batch, time]`, 1 for real steps, 0 for padding (left or right)
+                cu_seqlens=None,          # `[N + 1]` boundaries of N packed sequences (fla's convention)
                ):
         "Mix tokens: `[batch, time, d_model] -> [batch, time, d_model]` through the family's recurrence."
-        B, T, _ = x.shape; H, dh, fam = self.H, self.dh, self.fam
+        if cu_seqlens is None: y, S = self._mix(x, state, attention_mask, self.algorithm)
+        else:
+            if attention_mask is not None: raise ValueError("pass attention_mask or cu_seqlens, not both")
+            xp, m = unpack_sequences(x, cu_seqlens)
+            y, S = self._mix(xp, state, m, self.algorithm); y = y[m][None]
+        return (y, S) if return_state else y
+
+    def step(self, x,        # one token per sequence, `[batch, d_model]`
+             state=None,     # the state after the tokens before (None: the start of the sequences)
+            ) -> tuple:      # (output `[batch, d_model]`, the state after this token)
+        "Generation: one token through the recurrent step (the reference loop, no chunk padding), continuing `state`."
+        if not torch.is_tensor(x) or x.dim() != 2: raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model]; got {tuple(getattr(x, 'shape', ()))}")
+        y, S = self._mix(x[:, None], state, None, 'sequential')
+        return y[:, 0], S
+
+    def init_state(self, batch:int, device=None, dtype=None) -> MixerState:
+        "The state of `batch` sequences before their first token: an empty memory, a zero convolution window."
+        p = self.q_proj.weight; kw = dict(device=device or p.device, dtype=dtype or p.dtype); H, dk, dv = self.H, self.dk, self.dv
+        if self.fam.exemplar: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
+        else: S = torch.zeros(batch, H, dv + (1 if self.fam.extra_row else 0), dk, **kw)
+        conv = None if self.convs is None else tuple(torch.zeros(batch, self.conv_size - 1, c.channels, **kw) for c in self.convs)
+        return MixerState(S, conv, self.fam.name)
+
+    def state_size(self, sequence_length:int=2048, **_) -> int:
+        "Numbers in one sequence's state (Zoology's interface): every head's memory and the convolution window (softmax: grows with the sequence)."
+        H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
+        mem = sequence_length * H * (dk + dv + 1) if fam.exemplar else H * (dv + (1 if fam.extra_row else 0)) * dk
+        return mem + (0 if self.convs is None else (self.conv_size - 1) * H * (2 * dk + dv))
+
+    def _state(self, state, B):
+        "The recurrent state and convolution window of `state`, checked against this layer (None: a fresh start)."
+        if state is None: return None, None
+        fam, H, dk, dv = self.fam, self.H, self.dk, self.dv
+        if not isinstance(state, MixerState):
+            if self.convs is None and (torch.is_tensor(state) or isinstance(state, ExemplarMemory)): state = MixerState(state, None, fam.name)
+            else: raise TypeError(f"state must be a MixerState (from return_state=True or init_state); got {type(state).__name__}"
+                                  + ("" if self.convs is None else ": a bare recurrent state lacks the short convolution's last inputs"))
+        if state.rule != fam.name: raise ValueError(f"state comes from a {state.rule} layer; this layer's family is {fam.name}")
+        S, conv = state.recurrent, state.conv
+        if fam.exemplar:
+            ok = isinstance(S, ExemplarMemory) and S.keys.dim() == 4 and S.keys.shape[0] == B and tuple(S.keys.shape[2:]) == (H, dk) \
+                 and tuple(S.values.shape) == tuple(S.keys.shape[:3]) + (dv,) and S.weights.shape == S.keys.shape[:3]
+            want = f"an ExemplarMemory with keys [batch={B}, n, heads={H}, d_k={dk}], values [.., d_v={dv}], weights [batch, n, heads]"
+        else:
+            want = (B, H, dv + (1 if fam.extra_row else 0), dk)
+            ok = torch.is_tensor(S) and tuple(S.shape) == want
+        if not ok:
+            got = tuple(S.shape) if torch.is_tensor(S) else (tuple(tuple(t.shape) for t in S) if isinstance(S, ExemplarMemory) else type(S).__name__)
+            raise ValueError(f"state.recurrent does not fit this layer: expected {want}; got {got}")
+        want = None if self.convs is None else tuple((B, self.conv_size - 1, c.channels) for c in self.convs)
+        got = None if conv is None else tuple(tuple(c.shape) for c in conv)
+        if got != want: raise ValueError(f"state.conv does not fit this layer: expected {want} (q, k, v windows); got {got}")
+        return S, conv
+
+    def _mix(self, x, state, mask, algorithm):
+        "The layer on `x` `[B,T,d_model]` from `state`, real steps where `mask` is 1: (output, final `MixerState`)."
+        if not torch.is_tensor(x) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"x must be [batch, time, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
+        B, T, _ = x.shape; H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
+        S0, cache = self._state(state, B)
+        n = keep = None
+        if mask is not None:
+            lead, n = mask_lengths(mask, B, T, x.device)
+            rolled = bool((lead > 0).any())
+            if rolled: x = _roll(x, lead)                                   # left padding moved to the right: real steps first
+            keep = torch.arange(T, device=x.device) < n[:, None]            # [B,T]: real steps
+            x = x * keep[..., None]                                         # padding is zeros: the convolution never sees it
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-        if self.convs is not None: q, k, v = (c(t) for c, t in zip(self.convs, (q, k, v)))
-        heads = lambda t: t.reshape(B, T, H, dh)
-        q, k, v = heads(q), heads(k), heads(v)
-        kw = heads(self.kw_proj(x)) if self.kw_proj is not None else None
+        conv = None
+        if self.convs is not None:
+            (q, cq), (k, ck), (v, cv) = (c(t, None if cache is None else cache[i], n, True) for i, (c, t) in enumerate(zip(self.convs, (q, k, v))))
+            conv = (cq, ck, cv)
+        q, k, v = q.reshape(B, T, H, dk), k.reshape(B, T, H, dk), v.reshape(B, T, H, dv)
+        kw = self.kw_proj(x).reshape(B, T, H, dk) if self.kw_proj is not None else None
         if fam.extra_row == 'norm': q, k = F.elu(q) + 1, F.elu(k) + 1
         elif self.qk_norm and not fam.exemplar:
             q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
             if kw is not None: kw = F.normalize(kw, dim=-1)
         opts = {}
-        if not fam.exemplar: opts['beta'] = torch.sigmoid(self.b_proj(x))
-        else: opts.update(tau=math.sqrt(dh))
+        if not fam.exemplar: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
+        else: opts.update(tau=math.sqrt(dk))
+        g = None
         if self.g_proj is not None:
             g = torch.exp(F.logsigmoid(self.g_proj(x)) / 16)
-            opts['gamma'] = g.reshape(B, T, H, dh) if fam.gate == 'channel' else g
-        elif self.gamma_fixed is not None: opts['gamma'] = self.gamma_fixed.to(x)
-        elif self.gamma_logit is not None: opts['gamma'] = torch.sigmoid(self.gamma_logit)
+            g = g.reshape(B, T, H, dk) if fam.gate == 'channel' else g
+        elif self.gamma_fixed is not None: g = self.gamma_fixed.to(x)
+        elif self.gamma_logit is not None: g = torch.sigmoid(self.gamma_logit)
+        if keep is not None:                                                # a padded step writes nothing and forgets nothing
+            k3 = keep[..., None].to(x)
+            k = k * k3[..., None]
+            if kw is not None: kw = kw * k3[..., None]
+            opts['beta'] = opts['beta'] * k3 if 'beta' in opts else k3.expand(B, T, H)
+            if g is not None:
+                c = keep.reshape(B, T, 1, 1) if fam.gate == 'channel' else keep[..., None]
+                g = torch.where(c, g.expand((B, T, H, dk) if fam.gate == 'channel' else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
+        if g is not None: opts['gamma'] = g
         if kw is not None: opts['kw'] = kw
-        tr = recur(k, v, q, rule=self.rule, S0=state, check=False, reads='out', algorithm=self.algorithm, chunk=self.chunk, **opts)
-        y = self.o_proj(self.o_norm(tr.out).reshape(B, T, H * dh))
-        return (y, tr.state) if return_state else y
+        tr = recur(k, v, q, rule=fam.name, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=self.chunk, **opts)
+        o = self.o_norm(tr.out)
+        if self.gate_proj is not None: o = o * F.silu(self.gate_proj(x).reshape(B, T, H, dv))
+        y = self.o_proj(o.reshape(B, T, H * dv))
+        if keep is not None:
+            y = y * keep[..., None]
+            if rolled: y = _roll(y, -lead)
+        return y, MixerState(tr.state, conv, fam.name)

@@ -82,7 +82,7 @@ def test_recur_algorithms_agree_and_refuse():
     assert (a.out - c.out).abs().max() < 1e-10 and (a.state - c.state).abs().max() < 1e-10
     with pytest.raises(ValueError, match="algorithm='kernel' cannot run this"): recur(k, v, algorithm='kernel')
     with pytest.raises(ValueError, match='unknown algorithm'): recur(k, v, algorithm='fast')
-    with pytest.raises(ValueError, match='softmax runs'): recur(k, v, rule='softmax', algorithm='chunked')
+    with pytest.raises(ValueError, match="algorithm='chunked' does not implement the softmax family; valid for it: auto, sequential"): recur(k, v, rule='softmax', algorithm='chunked')
 
 def test_parameters_a_family_lacks_are_refused():
     k, v = torch.ones(1, 3, 1, 1, dtype=torch.float64), torch.ones(1, 3, 1, 1, dtype=torch.float64)

@@ -98,7 +98,7 @@ def test_index_form_refusals():
     with pytest.raises(TypeError): summarize(K[None], V[None])                     # the index is required
     with pytest.raises(ValueError, match="algorithm='numba' cannot run this: channel-gate is not one of"):
         summarize(K, V, rule='channel-gate', index=ix, algorithm='numba')
-    with pytest.raises(ValueError, match="algorithm must be one of auto, sequential, chunked, numba; got 'jax'"): summarize(K, V, index=ix, algorithm='jax')
+    with pytest.raises(ValueError, match="algorithm must be one of auto, reference, sequential, chunked, numba; got 'jax'"): summarize(K, V, index=ix, algorithm='jax')
     with pytest.raises(TypeError, match="unexpected keyword argument 'engine'"): summarize(K, V, index=ix, engine='numba')   # the old name is not ignored
     with pytest.raises(UnstableRateError, match='for index value 0, head 0'): summarize(K * 3, V, beta=1.0, index=ix)
     with pytest.raises(ValueError, match='at least one sequence'): summarize(K, V, index=ix[:0])
@@ -120,9 +120,9 @@ def test_simulate_algorithms_agree(rule, design):
 
 def test_simulate_refuses_an_algorithm_the_family_lacks():
     "simulate takes its algorithm from the one registry: one that cannot compute a family's summaries is refused, naming those that can."
-    with pytest.raises(ValueError, match="algorithm 'numba' cannot simulate the vhw family; valid: auto, sequential, chunked"):
+    with pytest.raises(ValueError, match="algorithm 'numba' cannot simulate the vhw family; valid: auto, reference, sequential, chunked"):
         simulate('10A+', rule='vhw', algorithm='numba')
-    with pytest.raises(ValueError, match="algorithm 'kernel' cannot simulate the delta family; valid: auto, sequential, chunked, numba"):
+    with pytest.raises(ValueError, match="algorithm 'kernel' cannot simulate the delta family; valid: auto, reference, sequential, chunked, numba"):
         simulate('10A+', algorithm='kernel')
     a, c = (simulate(DESIGNS[2], rule='vhw', subjects=5, seed=2, algorithm=x) for x in ('sequential', 'chunked'))
     for g in a.runs: torch.testing.assert_close(a.runs[g]['mean'], c.runs[g]['mean'], atol=1e-12, rtol=0)
