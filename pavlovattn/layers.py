@@ -37,7 +37,7 @@ class ShortConv(nn.Module):
                ):                          # `[B,T,C]` (and the cache); step t sees steps t-size+1..t
         B, T, C = x.shape; K = self.size
         xx = torch.cat([x.new_zeros(B, K - 1, C) if cache is None else cache.to(x), x], 1)
-        y = F.silu(F.conv1d(xx.transpose(1, 2), self.conv.weight, groups=C).transpose(1, 2))
+        y = F.silu(F.conv1d(xx.transpose(1, 2), self.conv.weight, groups=C).transpose(1, 2)) if T else x
         if not return_cache: return y
         if lengths is None: return y, xx[:, T:]
         at = (lengths.to(x.device)[:, None] + torch.arange(K - 1, device=x.device))[..., None].expand(B, K - 1, C)

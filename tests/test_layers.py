@@ -88,3 +88,171 @@ def test_mixer_on_cuda_equals_cpu(rule):
     y.square().sum().backward(); yd.square().sum().backward()
     for (n, p), pd in zip(m.named_parameters(), md.parameters()):
         assert (p.grad - pd.grad.cpu()).abs().max() <= 1e-8 * max(1.0, float(p.grad.abs().max())), (rule, n)
+
+# --- continuing, padding, packing, generation, fla and Zoology construction (issue 29) ---
+from pavlovattn.layers import MixerState, mask_lengths, unpack_sequences
+
+def _mixer(rule, dtype=torch.float64, **kw):
+    torch.manual_seed(0); return AttentionMixer(16, 2, rule, **kw).to(dtype)
+
+def _pieces(m, x, sizes):
+    "The outputs of `m` run over `x` in pieces of `sizes` steps, each continuing the state of the last."
+    S, ys, a = None, [], 0
+    for n in sizes: y, S = m(x[:, a:a + n], state=S, return_state=True); ys.append(y); a += n
+    return torch.cat(ys, 1), S
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_any_split_gives_the_whole_sequence_float64(rule):
+    "Two halves, ragged pieces and one token at a time (`step`) give the one-call outputs, with the default short convolution."
+    m = _mixer(rule); x = torch.randn(2, 13, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    y = m(x)
+    for sizes in ((6, 7), (1, 4, 0, 5, 3), (13,)):
+        assert (_pieces(m, x, sizes)[0] - y).abs().max() < 1e-10, (rule, sizes)
+    S, ys = None, []
+    for t in range(13): yt, S = m.step(x[:, t], S); ys.append(yt)
+    assert (torch.stack(ys, 1) - y).abs().max() < 1e-10, rule
+    S0 = m.init_state(2); assert (m(x, state=S0) - y).abs().max() < 1e-12
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_split_gradients_equal_the_whole(rule):
+    "Gradients through a carried state (every parameter and the input) equal those of the one call, float64."
+    m = _mixer(rule, chunk=8); x = torch.randn(2, 20, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(2), requires_grad=True)
+    def grads(y):
+        m.zero_grad(); x.grad = None; y.square().sum().backward()
+        return [p.grad.clone() for p in m.parameters()] + [x.grad.clone()]
+    g1, g2 = grads(m(x)), grads(_pieces(m, x, (7, 1, 12))[0])
+    for a, b in zip(g1, g2): assert (a - b).abs().max() < 1e-10, rule
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_split_float32_chunked(rule):
+    "float32 through the chunked form (the loop for softmax): pieces within 1e-5 of the largest output."
+    alg = 'sequential' if FAMILIES[rule].exemplar else 'chunked'
+    m = _mixer(rule, torch.float32, chunk=16, algorithm=alg); x = torch.randn(2, 70, 16, generator=torch.Generator().manual_seed(3))
+    y = m(x)
+    assert (_pieces(m, x, (1, 17, 5, 30, 17))[0] - y).abs().max() <= 1e-5 * y.abs().max(), rule
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+@pytest.mark.parametrize('alg', ['sequential', 'chunked'])
+def test_padding_equals_each_sequence_alone(rule, alg):
+    "Left and right padding in one batch: real steps as if alone, padded steps zero, and the state continues as each sequence's own."
+    if alg == 'chunked' and FAMILIES[rule].exemplar: pytest.skip('softmax runs only the loop')
+    m = _mixer(rule, chunk=8, algorithm=alg); gen = torch.Generator().manual_seed(4)
+    a, b, z = (torch.randn(1, n, 16, dtype=torch.float64, generator=gen) for n in (10, 7, 5))
+    x = torch.zeros(3, 12, 16, dtype=torch.float64); x[0, 2:] = a[0]; x[1, :7] = b[0]; x[2] = torch.randn(12, 16, generator=gen)
+    mask = torch.ones(3, 12, dtype=torch.long); mask[0, :2] = 0; mask[1, 7:] = 0; mask[2, :] = 0   # left, right, empty
+    y, S = m(x, attention_mask=mask, return_state=True)
+    (ya, Sa), (yb, Sb) = m(a, return_state=True), m(b, return_state=True)
+    assert (y[0, 2:] - ya[0]).abs().max() < 1e-10 and (y[1, :7] - yb[0]).abs().max() < 1e-10, rule
+    assert y[0, :2].abs().max() == 0 and y[1, 7:].abs().max() == 0 and y[2].abs().max() == 0
+    c = m(z.expand(3, 5, 16), state=S)
+    assert (c[0] - m(z, state=Sa)[0]).abs().max() < 1e-10 and (c[1] - m(z, state=Sb)[0]).abs().max() < 1e-10, rule
+    assert (c[2] - m(z)[0]).abs().max() < 1e-10, rule                    # an all-padding row leaves the state empty
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_packed_equals_each_sequence_alone(rule):
+    "Packed sequences (`cu_seqlens`): outputs and final states as if each ran alone; no state leaks across a boundary."
+    m = _mixer(rule); gen = torch.Generator().manual_seed(5)
+    seqs = [torch.randn(1, n, 16, dtype=torch.float64, generator=gen) for n in (5, 1, 9)]
+    y, S = m(torch.cat(seqs, 1), cu_seqlens=torch.tensor([0, 5, 6, 15]), return_state=True)
+    assert y.shape == (1, 15, 16)
+    alone = [m(s, return_state=True) for s in seqs]
+    assert (y - torch.cat([o for o, _ in alone], 1)).abs().max() < 1e-10, rule
+    z = torch.randn(3, 2, 16, dtype=torch.float64, generator=gen)
+    c = m(z, state=S)
+    for i, (_, Si) in enumerate(alone): assert (c[i] - m(z[i:i + 1], state=Si)[0]).abs().max() < 1e-10, (rule, i)
+
+def test_bad_masks_and_boundaries_are_refused_by_name():
+    m = _mixer('delta'); x = torch.randn(2, 4, 16, dtype=torch.float64)
+    for mask, msg in ((torch.tensor([[1, 0, 1, 1], [1, 1, 1, 1]]), 'row 0 is'), (torch.tensor([[0, 1, 1, 0], [1, 1, 1, 1]]), 'row 0 is'),
+                      (torch.tensor([[1, 1, 1, 1], [2, 1, 1, 1]]), 'only 0 and 1'), (torch.ones(2, 3), r'attention_mask must be \[batch, time\]')):
+        with pytest.raises(ValueError, match=msg): m(x, attention_mask=mask)
+    for cu, msg in (([0, 2, 3], 'cu_seqlens must rise from 0 to the packed length 4'), ([0, 3, 2, 4], 'cu_seqlens must rise'),
+                    (torch.tensor([0., 4.]), 'integer')):
+        with pytest.raises(ValueError, match=msg): m(x[:1], cu_seqlens=torch.as_tensor(cu))
+    with pytest.raises(ValueError, match=r'with cu_seqlens, x must be \[1, total, d\]'): m(x, cu_seqlens=torch.tensor([0, 4]))
+    with pytest.raises(ValueError, match='not both'): m(x[:1], cu_seqlens=torch.tensor([0, 4]), attention_mask=torch.ones(1, 4))
+    with pytest.raises(ValueError, match=r'x must be \[batch, time, d_model=16\]'): m(torch.randn(2, 4, 8, dtype=torch.float64))
+
+def test_a_state_from_another_layer_is_refused_by_name():
+    x = torch.randn(2, 4, 16, dtype=torch.float64)
+    _, S = _mixer('delta')(x, return_state=True)
+    with pytest.raises(ValueError, match='state comes from a delta layer; this layer.s family is hebbian'): _mixer('hebbian')(x, state=S)
+    with pytest.raises(ValueError, match=r'state.recurrent does not fit'): _mixer('delta')(x[:1], state=S)   # another batch
+    with pytest.raises(ValueError, match=r'state.recurrent does not fit'): AttentionMixer(16, 4, 'delta').double()(x, state=S)
+    with pytest.raises(ValueError, match=r'state.conv does not fit'): _mixer('delta', conv_size=3)(x, state=S)
+    with pytest.raises(TypeError, match="bare recurrent state lacks the short convolution"): _mixer('delta')(x, state=S.recurrent)
+    m0 = _mixer('delta', conv_size=0); y, S0 = m0(x[:, :2], return_state=True)       # no convolution: a bare state still continues
+    assert (torch.cat([y, m0(x[:, 2:], state=S0.recurrent)], 1) - m0(x)).abs().max() < 1e-12
+    _, Ss = _mixer('softmax')(x, return_state=True)
+    with pytest.raises(ValueError, match='state comes from a softmax layer'): _mixer('delta')(x, state=Ss)
+
+def test_fla_names_are_aliases_and_refusals_name_the_argument():
+    m = AttentionMixer(hidden_size=32, num_heads=2, rule='gated-delta', use_short_conv=False, use_gate=True, qk_norm='l2',
+                       allow_neg_eigval=True, expand_k=1, expand_v=2, mode='chunk', layer_idx=3)
+    assert (m.d_model, m.H, m.dk, m.dv, m.convs, m.layer_idx, m.mode) == (32, 2, 16, 32, None, 3, 'chunk')
+    assert m.gate_proj.out_features == 64 and m.o_proj.in_features == 64 and m.v_proj.out_features == 64
+    assert m.state_size() == 2 * 32 * 16
+    assert AttentionMixer(32, 2, 'delta').state_size() == 2 * 16 * 16 + 3 * 2 * 3 * 16          # memory + q, k, v windows
+    assert AttentionMixer(32, 2, 'softmax', conv_size=0).state_size(100) == 100 * 2 * (16 + 16 + 1)
+    y, S = m(torch.randn(2, 5, 32), return_state=True); assert y.shape == (2, 5, 32) and S.recurrent.shape == (2, 2, 32, 16)
+    b = torch.sigmoid(m.b_proj(torch.randn(3, 32))) * 2; assert b.max() <= 2    # the rate the layer writes with lies in (0, 2)
+    with pytest.raises(ValueError, match='allow_neg_eigval needs a family whose rates are stable up to 2'): AttentionMixer(32, rule='hebbian', allow_neg_eigval=True)
+    with pytest.raises(ValueError, match="d_model=32 and its fla alias hidden_size=16 disagree"): AttentionMixer(32, hidden_size=16)
+    with pytest.raises(ValueError, match="qk_norm must be"): AttentionMixer(32, qk_norm='sum')
+    with pytest.raises(TypeError, match='needs d_model'): AttentionMixer(n_heads=2)
+    with pytest.raises(TypeError, match='unexpected keyword'): AttentionMixer(32, l_max=64)
+
+def test_neg_eigval_rate_reaches_above_one():
+    "With allow_neg_eigval a delta layer writes with beta up to 2: a large bias gives beta near 2, and the state still continues."
+    m = _mixer('delta', allow_neg_eigval=True)
+    with torch.no_grad(): m.b_proj.bias.fill_(4.)
+    x = torch.randn(1, 9, 16, dtype=torch.float64)
+    assert torch.sigmoid(m.b_proj(x)).mul(2).min() > 1.9
+    assert (_pieces(m, x, (4, 5))[0] - m(x)).abs().max() < 1e-10
+
+class _LM(nn.Module):
+    "A Zoology-style language model: each block builds its mixer from a config with `make(layer_idx)`, then pre-norm residual."
+    def __init__(self, V, d, make, L=2):
+        super().__init__(); self.emb = nn.Embedding(V, d)
+        self.mix = nn.ModuleList([make(i) for i in range(L)])
+        self.norm = nn.ModuleList([nn.LayerNorm(d) for _ in range(L)]); self.out = nn.Linear(d, V)
+    def forward(self, x):
+        h = self.emb(x)
+        for m, n in zip(self.mix, self.norm): h = h + m(n(h))
+        return self.out(h)
+
+CONSTRUCTIONS = {   # Zoology: `ModuleConfig(name=..., kwargs=...).instantiate(d_model=..., layer_idx=...)`; fla: its layer's names
+    'zoology': lambda i: AttentionMixer(d_model=32, layer_idx=i, **{'rule': 'delta', 'n_heads': 2}),
+    'fla': lambda i: AttentionMixer(hidden_size=32, num_heads=2, use_gate=True, use_short_conv=True, conv_size=4, qk_norm='l2',
+                                    rule='gated-delta', allow_neg_eigval=True, expand_k=1, expand_v=2, mode='chunk', layer_idx=i)}
+
+@pytest.mark.parametrize('kind', list(CONSTRUCTIONS))
+def test_zoology_and_fla_style_constructions_train(kind):
+    "A Zoology-style (`d_model`, `layer_idx`) and an fla-style (`hidden_size`, `num_heads`, `use_gate`, ...) construction train a few steps."
+    torch.manual_seed(0); gen = torch.Generator().manual_seed(0)
+    model = _LM(16, 32, CONSTRUCTIONS[kind]); opt = torch.optim.AdamW(model.parameters(), 3e-3)
+    assert [m.layer_idx for m in model.mix] == [0, 1] and all(m.state_size() > 0 for m in model.mix)
+    x, y = recall_batch(64, 16, 4, gen)
+    losses = []
+    for _ in range(8):
+        loss = nn.functional.cross_entropy(model(x)[:, -1], y); opt.zero_grad(); loss.backward(); opt.step(); losses.append(loss.item())
+    assert losses[-1] < losses[0], losses
+
+def test_greedy_generation_equals_rerunning_the_prefix():
+    "A tiny language model generates by `step` (state carried) the tokens that re-running the whole prefix each time gives."
+    torch.manual_seed(0); V, d = 16, 32
+    emb, mixes, out = nn.Embedding(V, d), [AttentionMixer(d, 2, r) for r in ('delta', 'gated-delta')], nn.Linear(d, V)
+    def full(tok):
+        h = emb(tok)
+        for m in mixes: h = h + m(h)
+        return out(h)
+    prompt = torch.randint(0, V, (3, 6), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        ref = prompt
+        for _ in range(8): ref = torch.cat([ref, full(ref)[:, -1].argmax(-1, keepdim=True)], 1)
+        states, toks, last = [None] * len(mixes), prompt, None
+        for t in range(prompt.shape[1] + 7):
+            h = emb(toks[:, t])
+            for i, m in enumerate(mixes): o, states[i] = m.step(h, states[i]); h = h + o
+            if t >= prompt.shape[1] - 1: toks = torch.cat([toks, out(h).argmax(-1, keepdim=True)], 1)
+    assert torch.equal(toks, ref)
