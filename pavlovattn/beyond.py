@@ -9,6 +9,7 @@ from typing import NamedTuple
 import torch
 import pandas as pd
 from .core import RULES, FAMILIES, family, Trace, recur, per_step, UnstableRateError, NonFiniteError
+from . import families
 from .designs import parse_design, simulate, expected_absent, vhw_keys
 
 # %% auto #0
@@ -53,32 +54,13 @@ def blocked_closed_form(design,              # design string (blocked) or its `d
                         tau:float=1.0,       # softmax temperature
                         sink:float=SINK,     # softmax sink weight
                        ) -> dict:            # {group: [probe read-out, ...]}
-    "Closed-form probe read-outs of a blocked design with one-hot keys, for any family (derived here)."
+    "Closed-form probe read-outs of a blocked design with one-hot keys, for any family that gives one: the family's own answer (`families.blocked_closed_form`)."
     fam = family(rule)
     groups = design if isinstance(design, dict) else design_blocks(design)
     cues = sorted({c for bl in groups.values() for _, cs, _ in bl for c in cs})
-    g = gamma if 'gamma' in fam.params else 1.0
-    res = {}
-    for name, blocks in groups.items():
-        w = dict.fromkeys(cues, 0.0); mem = []; probes = []
-        for n, cs, l in blocks:
-            if l is None:                                                     # a probe reads, writes nothing
-                if fam.exemplar:
-                    sim = [(m, math.exp(len(set(cs) & set(p)) / tau) * beta * m, ll) for m, p, ll in mem]
-                    probes.append(sum(s * ll for _, s, ll in sim) / (sink + sum(s for _, s, _ in sim)))
-                else: probes.append(sum(w[c] for c in cs))
-                continue
-            l = l * lam
-            if fam.exemplar: mem.append((n, cs, l)); continue
-            geo = lambda a: n if a == 1 else (1 - a**n) / (1 - a)
-            if not fam.error_correcting:
-                for c in w: w[c] = g**n * w[c] + (beta * l * geo(g) if c in cs else 0.0)
-            else:
-                s = len(cs); a = g * (1 - beta * s); x0 = sum(w[c] for c in cs)
-                xn = a**n * x0 + beta * l * s * geo(a)
-                for c in w: w[c] = g**n * (w[c] - x0 / s) + xn / s if c in cs else g**n * w[c]
-        res[name] = probes
-    return res
+    key = lambda cs: torch.tensor([float(c in cs) for c in cues], dtype=torch.float64)   # one-hot keys: a compound is their sum
+    return {name: families.blocked_closed_form(fam, [(n, key(cs), l) for n, cs, l in blocks], beta, gamma, lam, tau, sink)
+            for name, blocks in groups.items()}
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #fea31631
 def probe_means(design,                # design string
@@ -105,8 +87,8 @@ class Phenomenon(NamedTuple):
     source: str         # where the data direction comes from
 
 def _pred(contig, delta, soft):
-    "Predicted directions: one tuple for the contiguity families, one for the delta families, one for softmax (read from the specs)."
-    return {n: soft if f.exemplar else delta if f.error_correcting else contig for n, f in FAMILIES.items() if f.pages}
+    "Predicted directions: one tuple for the contiguity families, one for the delta families, one for softmax (each family says which model it is)."
+    return {n: {'contiguity': contig, 'rw': delta, 'exemplar': soft}[f.model] for n, f in FAMILIES.items() if f.pages}
 
 PHENOMENA = {
     'latent-inhibition': Phenomenon('Latent inhibition', 'pre: 20A- | 10A+ | #A ; ctrl: 20B- | 10A+ | #A',

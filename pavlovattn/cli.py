@@ -46,7 +46,7 @@ def _run_args(p):
     p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
     p.add_argument('--dialect', default=None, help=f"{' or '.join(_HELP_CHOICES['run --dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
-    p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['run --rule'])} (default delta; an unknown name is refused with the list of all)")
+    p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['run --rule'])} (default delta; an unknown name is refused with the list of all), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
     p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=float, default=None, metavar='B', help='write rate on - trials (default: --beta)')
     p.add_argument('--gamma', type=float, default=None, help='decay per trial (default 0.9 for decay, else 1)')
@@ -279,6 +279,57 @@ def _score(a) -> int: return _animal(a, 'score')
 
 @subcommand('fit', "fit one family's parameters to the classic experiments by gradient, per experiment or jointly")(lambda p: _animal_args(p, fitting=True))
 def _fit(a) -> int: return _animal(a, 'fit')
+
+# %% ../nbs/10_cli.ipynb #a9911c37
+def _battery_args(p):
+    p.add_argument('rule', metavar='RULE_OR_FILE', help='a family: a built-in name (e.g. delta), FILE.py (its FAMILY), FILE.py:NAME or module:NAME')
+    p.add_argument('--subjects', type=int, default=500, help='subjects of the randomised rows (default 500)')
+    p.add_argument('--seed', type=int, default=0, help='seed (default 0)')
+    p.add_argument('--gamma', type=float, default=None, help="the family's gamma (default: each page's protocol, else the family's own)")
+    p.add_argument('--device', default='cpu', help='torch device (default cpu)')
+    p.add_argument('--format', default='table', help='table, json or csv (default table)')
+    p.add_argument('--figure', default=None, metavar='PATH', help='also write the card as a heat map (.png, .pdf or .svg)')
+
+@subcommand('battery', "run every phenomenon of the package on one family (built-in or from a file) and print its report card")(_battery_args)
+def _battery(a) -> int:
+    _choice('format', a.format, FORMATS)
+    if a.subjects < 2: raise UsageError(f'pavlovattn battery: --subjects must be at least 2 (the CI needs two); got {a.subjects}')
+    if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
+        raise UsageError(f'pavlovattn battery: --figure must end in .png, .pdf or .svg; got {a.figure!r}')
+    _check_device(a.device, 'battery')
+    try: card = _mod('battery').battery(a.rule, subjects=a.subjects, seed=a.seed, gamma=a.gamma, device=a.device, progress=sys.stderr.isatty())
+    except ValueError as e: raise UsageError(f'pavlovattn battery: {e}')
+    if a.figure is not None: _save_figure(card, a.figure)
+    cols = ['page', 'effect', 'ci_low', 'ci_high', 'direction', 'closed_form', 'closed_form_error', 'rw', 'contiguity', 'exemplar', 'own_model', 'note']
+    if a.format == 'json':
+        rows = [{'phenomenon': i, **{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}} for i, r in card[cols].iterrows()]
+        print(json.dumps({'family': card.attrs, 'rows': rows}, indent=1, default=str))
+    elif a.format == 'csv': sys.stdout.write(card[cols].to_csv())
+    else:
+        print(f"battery {card.attrs['family']} ({card.attrs['conditioning']}; model: {card.attrs['model'] or 'not stated'}), "
+              f"{a.subjects} subjects, seed {a.seed}")
+        yes = lambda v: '—' if v is None else 'yes' if v else 'NO'
+        w = max(len(i) for i in card.index)
+        print(f"  {'phenomenon':<{w}}  {'effect':>10}  {'95% CI':>21}  dir  {'closed form':<11}  rw   contig  exemplar")
+        for i, r in card.iterrows():
+            ci = f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]" if r.ci_high > r.ci_low else ''
+            print(f"  {i:<{w}}  {r.effect:>+10.4f}  {ci:>21}  {r.direction:<3}  {r.closed_form:<11}  {yes(r.rw):<4} {yes(r.contiguity):<7} {yes(r.exemplar)}")
+        for i, r in card.iterrows():
+            if r.closed_form in ('none', 'not run') or r.direction == 'not run': print(f"  note: {i}: {r.note}")
+    return 0
+
+def _save_figure(card, path):
+    "The card's heat map, written to a temporary file beside `path` and moved into place (never a partial figure)."
+    import matplotlib; matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    ax = _mod('battery').plot_card(card)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, suffix=os.path.splitext(path)[1]); os.close(fd)
+    try: ax.figure.savefig(tmp, bbox_inches='tight'); os.chmod(tmp, 0o666 & ~_umask()); os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp): os.unlink(tmp)
+        raise UsageError(f'pavlovattn battery: cannot write --figure {path}: {e.strerror or e}')
+    finally: plt.close(ax.figure)
 
 # %% ../nbs/10_cli.ipynb #b1dd1461
 def main(argv=None) -> int:

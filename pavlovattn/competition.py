@@ -8,6 +8,7 @@ import math
 import torch
 import pandas as pd
 from .designs import simulate
+from .families import family
 
 # %% auto #0
 __all__ = ['FAMILIES', 'PROTOCOL_GAMMA', 'protocol', 'run_design', 'compare_families', 'rw_phase', 'overshadowing',
@@ -37,10 +38,11 @@ def run_design(design:str,              # a design string
                sampling:str='shuffle',  # `!` phases: 'shuffle' (permutations of the counts) or 'iid' (draws with replacement)
                trajectory:bool=False,   # also return every cue's strength after every step
                seed:int=0, tau:float=1.0, dtype=torch.float64, device='cpu',
-               algorithm:str='sequential', # `simulate`'s algorithm: the reference loop, which the registered claims ran on
+               algorithm:str|None=None, # `simulate`'s algorithm (default: the family's step-by-step loop, `Family.loop`: the tuned loop the registered claims ran on, or a user family's plain loop)
               ) -> dict:
     "Run `design` with `simulate` and return each subject's probe read-outs `{group: {'B@3': [subjects]}}` (and `'_trajectory'` `[subjects, T, cues]`, `'_cues'`)."
     bm = beta if beta_minus is None else beta_minus
+    if algorithm is None: algorithm = family(rule).loop
     res = simulate(design, rule=rule, beta=beta if bm == beta else {'+': beta, '-': bm}, gamma=gamma, lam=lam, salience=salience,
                    subjects=subjects, seed=seed, tau=tau, dtype=dtype, device=device, sampling=sampling, rng='torch',
                    per_subject=True, algorithm=algorithm)

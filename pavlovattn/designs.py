@@ -515,7 +515,7 @@ def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, algorithm, X,
     if fam.extra_row == 'trace': extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
     if fam.write_key: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
     tr = probe_readouts(k, lam_tt[ix][..., None], Kc, reads=True, rule=fam.name, beta=b_tt[ix], gamma=g_tt[ix] if 'gamma' in fam.params else None,
-                        algorithm='sequential' if algorithm == 'auto' else algorithm, **extra)
+                        algorithm=fam.loop if algorithm == 'auto' else algorithm, **extra)
     pred = tr.pred[..., 0] if fam.extra_row != 'trace' else torch.where(pr[..., None], tr.out[..., 0], tr.pred[..., 0])   # [S, T, heads]
     V = _cols(tr.probes[..., 0])
     m, sd = batch_mean_sd(V)
@@ -635,7 +635,7 @@ def _given_orders(d, orders, subjects) -> dict:
     return out
 
 def simulate(design,                  # a design string or a parsed `Design`
-             rule:str='delta',        # one of `RULES`
+             rule='delta',            # a family: a name of `FAMILIES`, a `Family`, or a file or module defining one
              beta=0.1,                # write rate (0 on probes); or {'+': rate on + trials, '-': rate on - trials}; with named USs also {US name: rate or {'+': ..., '-': ...}}
              gamma:float|None=None,   # decay (1 on probes); default: the family's (`FAMILIES[rule].gamma_or_default()`)
              lam=1.0,                 # US magnitude on + trials; with named USs also {US name: magnitude}
@@ -660,6 +660,7 @@ def simulate(design,                  # a design string or a parsed `Design`
              orders:dict|None=None,   # {group: `[subjects, T]` indices into `group.trial_types`}: run these trial orders instead of drawing them (e.g. from `trial_orders`, or every order of a small design)
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
+    rule = importlib.import_module('pavlovattn.families').family(rule).name   # a name, a `Family` or a file defining one
     d = parse_design(design, dialect)
     miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
     _check_rule(rule); _check_algorithm(rule, algorithm); _order_options(d, sampling, rng, miniblocks)

@@ -8,10 +8,10 @@ import functools, math, re
 import pandas as pd
 from .competition import FAMILIES, PROTOCOL_GAMMA, protocol, run_design
 from .registry import claim, Verdict
+from . import families
 
 # %% auto #0
-__all__ = ['PHENOMENA', 'ROW_IDS', 'EXPECTED_PRESENT', 'TESTED', 'dissociation_row', 'expected_presence', 'dissociation_table',
-           'ci_above_zero']
+__all__ = ['PHENOMENA', 'ROW_IDS', 'TESTED', 'dissociation_row', 'expected_presence', 'dissociation_table', 'ci_above_zero']
 
 # %% ../nbs/04b_dissociation.ipynb #a3f319e1
 def _ratio(g, a, b): return g[a] / g[b]
@@ -40,7 +40,6 @@ PHENOMENA = {   # name: (design, effect(result) -> (x, y) per-subject tensors, e
 ROW_IDS = dict(zip(PHENOMENA, ('blocking', 'overshadowing', 'summation', 'retardation', 'overexpectation', 'superconditioning',
                               'relative-validity-equal-rates', 'relative-validity-unequal-rates', 'protection-from-extinction',
                               'contingency', 'pree')))   # claim ids: 'dissociation-' + this
-EXPECTED_PRESENT = {'hebbian': False, 'decay': False}   # contiguity families: no cue competition (paper C3)
 TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')   # the registry's pass/fail: the set fixed before measuring (gated-delta: gamma = PROTOCOL_GAMMA['gated-delta'])
 
 def dissociation_row(name:str, families=FAMILIES, subjects:int=2000, seed:int=0, device='cpu', threshold:float=0.05) -> dict:
@@ -61,10 +60,9 @@ def _dissociation_row(name, families, subjects, seed, device, threshold):
     return row
 
 def expected_presence(name:str, family:str):
-    "Theory's expectation for a cell (True/False), or None where theory states none (softmax)."
-    if family in ('delta', 'gated-delta'): return PHENOMENA[name][3]
-    if family in EXPECTED_PRESENT: return False
-    return None
+    "Theory's expectation for a cell (True/False) from the conditioning model the family says it is: error correction (the row's expectation), contiguity (absent, paper C3); None where theory states none (exemplar memories)."
+    model = families.family(family).model
+    return PHENOMENA[name][3] if model == 'rw' else False if model == 'contiguity' else None
 
 def dissociation_table(families=FAMILIES, subjects:int=2000, seed:int=0, device='cpu', phenomena=None) -> pd.DataFrame:
     "The dissociation table: rows phenomena, columns families, cells 'effect ± 1.96 SE (present/absent)'; raw numbers in `.attrs['raw']`."
