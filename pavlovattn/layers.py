@@ -251,7 +251,7 @@ class AttentionMixer(nn.Module):
                 g = torch.where(c, g.expand((B, T, H, dk) if fam.gate == 'channel' else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
         if g is not None: opts['gamma'] = g
         if kw is not None: opts['kw'] = kw
-        tr = recur(k, v, q, rule=fam.name, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=self.chunk, **opts)
+        tr = recur(k, v, q, rule=fam, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=self.chunk, **opts)
         o = self.o_norm(tr.out)
         if self.gate_proj is not None: o = o * F.silu(self.gate_proj(x).reshape(B, T, H, dv))
         y = self.o_proj(o.reshape(B, T, H * dv))
