@@ -38,7 +38,8 @@ class ShortConv(nn.Module):
         B, T, C = x.shape; K = self.size
         xx = torch.cat([x.new_zeros(B, K - 1, C) if cache is None else cache.to(x), x], 1)
         if T > 16: y = F.silu(F.conv1d(xx.transpose(1, 2), self.conv.weight, groups=C).transpose(1, 2))
-        else: y = F.silu((xx.unfold(1, K, 1) * self.conv.weight[:, 0]).sum(-1))   # a few steps (generation): no conv1d call (~0.1 ms)
+        elif T: y = F.silu((xx.unfold(1, K, 1) * self.conv.weight[:, 0]).sum(-1))   # a few steps (generation): no conv1d call (~0.1 ms)
+        else: y = x
         if not return_cache: return y
         if lengths is None: return y, xx[:, T:]
         at = (lengths.to(x.device)[:, None] + torch.arange(K - 1, device=x.device))[..., None].expand(B, K - 1, C)
