@@ -313,7 +313,7 @@ def _battery(a) -> int:
         print(f"  {'phenomenon':<{w}}  {'effect':>10}  {'95% CI':>21}  dir  {'closed form':<11}  rw   contig  exemplar")
         for i, r in card.iterrows():
             ci = f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]" if r.ci_high > r.ci_low else ''
-            print(f"  {i:<{w}}  {r.effect:>+10.4f}  {ci:>21}  {r.direction:<3}  {r.closed_form:<11}  {yes(r.rw):<4} {yes(r.contiguity):<7} {yes(r.exemplar)}")
+            print(f"  {i:<{w}}  {r.effect:>+10.4f}  {ci:>21}  {r.direction:<3}  {r.closed_form:<11}  {yes(r.rw):<4} {yes(r.contiguity):<7} {yes(r['exemplar'])}")
         for i, r in card.iterrows():
             if r.closed_form in ('none', 'not run') or r.direction == 'not run': print(f"  note: {i}: {r.note}")
     return 0
