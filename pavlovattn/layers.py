@@ -13,7 +13,7 @@ from .families import FAMILIES, family
 from .core import recur, ExemplarMemory
 
 # %% auto #0
-__all__ = ['MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
+__all__ = ['FLA_MODEL_TYPES', 'MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -88,6 +88,8 @@ def _roll(x, s):
     return x.gather(1, at.reshape(at.shape + (1,) * (x.dim() - 2)).expand(x.shape))
 
 # %% ../nbs/00d_layers.ipynb #58aec86a
+FLA_MODEL_TYPES = {'delta_net': 'delta', 'gated_deltanet': 'gated-delta', 'gla': 'gla', 'retnet': 'decay', 'linear_attn': 'hebbian'}   # fla's model_type -> family
+
 def _alias(name, x, fla_name, y):
     "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
     if x is not None and y is not None and x != y: raise ValueError(f"{name}={x!r} and its fla alias {fla_name}={y!r} disagree: pass one")
@@ -126,7 +128,7 @@ class AttentionMixer(nn.Module):
                              f"the {fam.name} family's bound is {fam.rate_bound}")
         self.fam, self.rule, self.H, self.d_model = fam, rule, n_heads, d_model
         base = head_dim or d_model // n_heads
-        self.dk, self.dv = int(base * expand_k), int(base * expand_v)
+        self.dk, self.dv = int(base * expand_k + 1e-9), int(base * expand_v + 1e-9)   # a config written by to_fla_kwargs reads back exactly
         if min(self.dk, self.dv) < 1: raise ValueError(f"head sizes must be >= 1; got d_k={self.dk}, d_v={self.dv}")
         self.qk_norm, self.chunk, self.algorithm = bool(qk_norm), chunk, algorithm
         self.neg_eigval, self.mode, self.layer_idx, self.conv_size = allow_neg_eigval, mode, layer_idx, conv_size
@@ -170,6 +172,28 @@ class AttentionMixer(nn.Module):
         if not torch.is_tensor(x) or x.dim() != 2: raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model]; got {tuple(getattr(x, 'shape', ()))}")
         y, S = self._mix(x[:, None], state, None, 'sequential')
         return y[:, 0], S
+
+    def to_fla_kwargs(self) -> dict:
+        "This layer's configuration under fla's argument names (DeltaNet's convention: expansions relative to `hidden_size`); `from_fla_config` reads it back."
+        w = self.H / self.d_model
+        return dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w,
+                    use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
+                    qk_norm='l2' if self.qk_norm else False, allow_neg_eigval=self.neg_eigval, mode=self.mode, layer_idx=self.layer_idx)
+
+    @classmethod
+    def from_fla_config(cls, config,       # a dict or an fla config object (fields read by fla's names; others ignored)
+                        rule:str|None=None, # the family (default: from the config's `model_type`, see `FLA_MODEL_TYPES`)
+                        **kw) -> AttentionMixer:  # anything else of the constructor (overrides the config)
+        "A layer from an fla configuration: the mixer's fields under fla's names (`attn_mode` is `mode`)."
+        get = (lambda n: config.get(n)) if isinstance(config, dict) else (lambda n: getattr(config, n, None))
+        if rule is None:
+            mt = get('model_type')
+            if mt not in FLA_MODEL_TYPES: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}: pass rule=")
+            rule = FLA_MODEL_TYPES[mt]
+        names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx')
+        args = {n: get(n) for n in names if get(n) is not None}
+        if get('mode') or get('attn_mode'): args['mode'] = get('mode') or get('attn_mode')
+        return cls(rule=rule, **{**args, **kw})
 
     def init_state(self, batch:int, device=None, dtype=None) -> MixerState:
         "The state of `batch` sequences before their first token: an empty memory, a zero convolution window."

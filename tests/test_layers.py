@@ -256,3 +256,23 @@ def test_greedy_generation_equals_rerunning_the_prefix():
             for i, m in enumerate(mixes): o, states[i] = m.step(h, states[i]); h = h + o
             if t >= prompt.shape[1] - 1: toks = torch.cat([toks, out(h).argmax(-1, keepdim=True)], 1)
     assert torch.equal(toks, ref)
+
+@pytest.mark.parametrize('kw', [dict(rule='delta'), dict(rule='gated-delta', use_gate=True, expand_v=2, allow_neg_eigval=True, conv_size=0),
+                                dict(rule='gla', head_dim=12, qk_norm=False, conv_size=3, mode='fused_recurrent', layer_idx=4)])
+def test_fla_config_moves_both_ways(kw):
+    "`to_fla_kwargs` then `from_fla_config` rebuilds the same layer: same shapes, same state-dict keys, the same outputs from the same weights."
+    torch.manual_seed(0); m = AttentionMixer(32, 2, **kw)
+    back = AttentionMixer.from_fla_config(m.to_fla_kwargs(), rule=kw['rule'])
+    assert (back.dk, back.dv, back.conv_size, back.qk_norm, back.neg_eigval, back.mode, back.layer_idx) == \
+           (m.dk, m.dv, m.conv_size, m.qk_norm, m.neg_eigval, m.mode, m.layer_idx)
+    back.load_state_dict(m.state_dict()); x = torch.randn(2, 6, 32)
+    assert torch.equal(back(x), m(x))
+
+def test_from_fla_config_reads_an_fla_config_object():
+    "An object with fla's attribute names (as fla's config classes have), the family from its model_type, `attn_mode` as `mode`."
+    class GatedDeltaNetConfig:   # the mixer's fields of fla's GatedDeltaNetConfig (other fields are ignored)
+        model_type, hidden_size, num_heads, head_dim, expand_v, use_gate, use_short_conv, conv_size = 'gated_deltanet', 64, 2, 16, 2, True, True, 4
+        attn_mode, allow_neg_eigval, vocab_size = 'chunk', False, 1000
+    m = AttentionMixer.from_fla_config(GatedDeltaNetConfig(), layer_idx=0)
+    assert (m.rule, m.d_model, m.H, m.dk, m.dv, m.mode, m.layer_idx, m.gate_proj is not None) == ('gated-delta', 64, 2, 16, 32, 'chunk', 0, True)
+    with pytest.raises(ValueError, match="rule=None needs a config model_type"): AttentionMixer.from_fla_config({'hidden_size': 32})
