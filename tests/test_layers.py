@@ -276,3 +276,18 @@ def test_from_fla_config_reads_an_fla_config_object():
     m = AttentionMixer.from_fla_config(GatedDeltaNetConfig(), layer_idx=0)
     assert (m.rule, m.d_model, m.H, m.dk, m.dv, m.mode, m.layer_idx, m.gate_proj is not None) == ('gated-delta', 64, 2, 16, 32, 'chunk', 0, True)
     with pytest.raises(ValueError, match="rule=None needs a config model_type"): AttentionMixer.from_fla_config({'hidden_size': 32})
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA is not available: the device check runs in make gpu-check')
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_continuing_and_padding_on_cuda(rule):
+    "On CUDA (float64, the chunked form where a family has one): pieces give the whole, a padded batch gives each sequence alone, and both equal the CPU."
+    import copy
+    alg = 'sequential' if FAMILIES[rule].exemplar else 'chunked'
+    m = _mixer(rule, chunk=16, algorithm=alg); md = copy.deepcopy(m).to('cuda')
+    x = torch.randn(2, 70, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(6)); xd = x.to('cuda')
+    y, yd = m(x), md(xd)
+    assert (y - yd.cpu()).abs().max() < 1e-10 and (_pieces(md, xd, (1, 17, 5, 30, 17))[0] - yd).abs().max() < 1e-10, rule
+    mask = torch.ones(2, 70, dtype=torch.long, device='cuda'); mask[0, :20] = 0; mask[1, 41:] = 0
+    xp = xd.clone(); xp[0, 20:] = xd[0, :50]
+    yp = md(xp, attention_mask=mask)
+    assert (yp[0, 20:] - md(xd[:1, :50])[0]).abs().max() < 1e-10 and (yp[1, :41] - md(xd[1:, :41])[0]).abs().max() < 1e-10, rule
