@@ -57,7 +57,7 @@ def mask_lengths(attention_mask,  # `[batch, time]`, 1 for a real step and 0 for
         if m.is_complex() or bool(((m != 0) & (m != 1)).any()):
             raise ValueError("attention_mask must hold only 0 and 1 (1: a real step, 0: padding)")
         m = m != 0
-    n = m.sum(1); lead = torch.where(n > 0, m.int().argmax(1), 0)
+    n = m.sum(1); lead = torch.where(n > 0, m.int().argmax(1), 0) if T else n
     t = torch.arange(T, device=m.device)
     ok = (m == ((t >= lead[:, None]) & (t < (lead + n)[:, None]))).all(1) & ((lead == 0) | (lead + n == T))
     if not bool(ok.all()):
