@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, os, functools
 import torch
 from .core import recur
-from .families import FAMILIES
+from .families import FAMILIES, family
 
 # %% auto #0
 __all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'criterion_line', 'random_pairs', 'sphere_abs_dot', 'crosstalk_moments',
@@ -130,20 +130,22 @@ def worst_case_check(ds=(16, 64, 256),    # dimensions
     return out
 
 # %% ../nbs/07_capacity.ipynb #83af9599
+_PLAIN_SUM = FAMILIES['hebbian'].step   # one update whose state after n writes is their sum (a shortcut, not a branch on a name)
+
 class PairMemory:
     "Nested random pairs, draws in the batch dimension, written into one associative state by `rule`; `read(n)` retrieves the first `n`."
     def __init__(self, d:int,                  # d_k = d_v
                  draws:int,                    # independent draws (batch)
-                 rule:str='hebbian',           # 'hebbian' (S = sum v k^T), 'delta' or 'decay' (sequential writes via `recur`)
+                 rule='hebbian',               # 'hebbian' (S = sum v k^T), 'delta' or 'decay' (sequential writes via `recur`), or any other family
                  keys:str='sphere',            # key distribution
                  seed:int=0,
                  dtype=torch.float32,
                  device='cpu',
                  values:bool=True,             # draw values too (not needed for the coherence criterion)
                  **kw):                        # override the rule's `beta`/`gamma` from `PROTOCOL['rules']`
-        if rule not in PROTOCOL['rules']: raise ValueError(f"unknown rule {rule!r}; capacity rules: {', '.join(PROTOCOL['rules'])}")
+        fam = family(rule); rule = fam.name                                    # the protocol's three, or any other family at its defaults
         self.d, self.draws, self.rule, self.keys, self.dtype, self.device, self.values = d, draws, rule, keys, dtype, device, values
-        self.kw = {**PROTOCOL['rules'][rule], **kw}
+        self.kw = {**PROTOCOL['rules'].get(rule, {}), **kw}
         self.gen = torch.Generator(device=device).manual_seed(seed)
         self.K = torch.empty(draws, 0, d, dtype=dtype, device=device); self.V = self.K.clone()
         self.states = {0: None}                # n -> state after the first n writes (None: empty)
@@ -160,8 +162,7 @@ class PairMemory:
         "The state `[draws, 1, d_v, d_k]` after writing the first `n` pairs in order."
         self.ensure(n)
         if n in self.states and self.states[n] is not None: return self.states[n]
-        f = FAMILIES[self.rule]
-        if not (f.error_correcting or f.gate != 'none' or f.extra_row or 'gamma' in f.params):   # the state is the plain sum of the writes
+        if family(self.rule).step is _PLAIN_SUM:              # linear attention's update: the state is the plain sum of the writes
             return self.kw.get('beta', 1.0) * torch.einsum('rnv,rnk->rvk', self.V[:, :n], self.K[:, :n])[:, None]   # one op: not cached
         m = max(i for i in self.states if i <= n)           # continue from the longest cached prefix
         S = recur(self.K[:, m:n, None], self.V[:, m:n, None], rule=self.rule, beta=self.kw.get('beta', 1.0),

@@ -227,18 +227,18 @@ def cue_competition_verdict(stats:dict) -> Verdict:
     "The pre-registered check and the against-the-paper count for `trained-cue-competition`."
     ps, against, parts = {}, [], []
     for r, s in stats.items():
-        bi = s['BI']; ec = FAMILIES[r].error_correcting
+        bi = s['BI']; ec = (FAMILIES[r].model == 'rw')
         ps[r] = bi['p_zero'] if ec else bi['p_tost']
         if ec and not (bi['mean'] > 0 and bi['ci'][0] > 0): against.append(r)
         if not ec and bi['ci'][0] > s['margin']: against.append(r)
     rej = holm(ps)
-    ok = all(rej[r] and (stats[r]['BI']['mean'] > 0 or not FAMILIES[r].error_correcting) for r in stats)
+    ok = all(rej[r] and (stats[r]['BI']['mean'] > 0 or not (FAMILIES[r].model == 'rw')) for r in stats)
     for r, s in stats.items():
-        parts.append(f"{r} BI {s['BI']['mean']:+.3f}±{s['BI']['se']:.3f} ({'present' if FAMILIES[r].error_correcting else 'absent'}: "
+        parts.append(f"{r} BI {s['BI']['mean']:+.3f}±{s['BI']['se']:.3f} ({'present' if (FAMILIES[r].model == 'rw') else 'absent'}: "
                      f"{'yes' if rej[r] else 'no'})")
     data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps,
                 per_family={r: dict(BI=s['BI'], OI=s['OI'], s_acq=s['s_acq'], margin=s['margin'], lr=s['lr'], train_r2=s['train_r2'],
-                                    error_correcting=FAMILIES[r].error_correcting) for r, s in stats.items()})
+                                    error_correcting=(FAMILIES[r].model == 'rw')) for r, s in stats.items()})
     return Verdict('; '.join(parts), ok, data)
 
 def recovery_verdict(stats:dict) -> Verdict:
@@ -355,11 +355,11 @@ def rebind_verdict(stats:dict, margin:float=REBIND['margin'], min_recall:float=R
     ps, learned = {}, {}
     for r, s in stats.items():
         w = s['cond']['3:1']['W']
-        ps[r] = 1 - w['p_below'] if FAMILIES[r].error_correcting else w['p_below']           # H0: W <= margin / H0: W >= margin
+        ps[r] = 1 - w['p_below'] if (FAMILIES[r].model == 'rw') else w['p_below']           # H0: W <= margin / H0: W >= margin
         learned[r] = s['cond']['ctrl']['acc_new']['mean'] >= min_recall
     rej = holm(ps)
     parts = [f"{r} W(3:1) {s['cond']['3:1']['W']['mean']:+.3f}±{s['cond']['3:1']['W']['se']:.3f} "
-             f"({'>' if FAMILIES[r].error_correcting else '<'} {margin}: {'yes' if rej[r] else 'no'}{'' if learned[r] else ', recall not learned'})"
+             f"({'>' if (FAMILIES[r].model == 'rw') else '<'} {margin}: {'yes' if rej[r] else 'no'}{'' if learned[r] else ', recall not learned'})"
              for r, s in stats.items()]
     missed = [r for r in stats if not (rej[r] and learned[r])]
     return Verdict('; '.join(parts), not missed, dict(p=ps, holm=rej, learned=learned, missed=missed, margin=margin))
