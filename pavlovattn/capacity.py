@@ -167,6 +167,7 @@ class PairMemory:
         m = max(i for i in self.states if i <= n)           # continue from the longest cached prefix
         S = recur(self.K[:, m:n, None], self.V[:, m:n, None], rule=self.rule, beta=self.kw.get('beta', 1.0),
                   gamma=self.kw.get('gamma'), S0=self.states[m]).state
+        if not torch.is_tensor(S): raise ValueError(f"the {self.rule} family keeps every pair (no fixed-size state): its capacity is not defined here")
         self.states[n] = S
         return S
 
