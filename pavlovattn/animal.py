@@ -161,7 +161,7 @@ def strengths(batch:Batch,       # from `compile_batch`
     if 'gamma' in fam.params:
         g = per_row(fam.default_gamma if gamma is None else gamma)[:, None]
         kw['gamma'] = (1 + batch.learn * (g - 1))[..., None]                    # no decay on probes and padding
-        if fam.gate == 'channel': kw['gamma'] = kw['gamma'][..., None].expand(*kw['gamma'].shape, X.shape[-1])   # one γ for every key feature
+        kw['gamma'] = fam.per_feature(kw['gamma'], X.shape[-1])                   # one γ for every key feature where it gates per feature
     elif gamma is not None: kw['gamma'] = gamma                               # recur refuses a γ the family lacks
     if fam.exemplar:                                                            # the temperature enters only as q·k/τ: scaling q and k by τ^-1/2 is exact, and differentiable in τ
         t = per_row(1.0 if tau is None else tau)

@@ -95,7 +95,7 @@ def simulate_blocking(rule:str,            # one of `RULES`
     w = (p1 | p2).double()
     bt = (bet[:, None] * w)[..., None]
     gt = torch.where(p1 | p2, g[:, None], torch.ones(1, dtype=torch.float64))[..., None]
-    if FAMILIES[rule].gate == 'channel': gt = gt[..., None].expand(N, T, 1, dk)
+    gt = FAMILIES[rule].per_feature(gt, dk)                              # one gate per feature where the family gates so
     to = lambda x: x.to(dtype=dtype, device=device)
     tr = recur(to(k[:, :, None]), to((lam * w)[..., None, None]), rule=rule, beta=to(bt), gamma=to(gt), tau=tau, sink=sink)
     return tr.pred[:, -1, 0, 0]

@@ -184,7 +184,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     B, T, H, dk = k.shape; dv = v.shape[-1]
     gamma = fam.gamma_or_default(gamma)
     b = per_step(beta, k, 'beta')
-    g = per_step(gamma, k, 'gamma', channels=dk if fam.gate == 'channel' else None)
+    g = per_step(gamma, k, 'gamma', channels=fam.gamma_channels(dk))
     if check:
         for name, x in (('k', k), ('v', v), ('q', q), ('kw', kw), ('beta', beta), ('gamma', gamma)):   # before broadcasting: cheaper
             if x is not None and (name != 'q' or q is not k): _finite(name, torch.as_tensor(x))
@@ -204,11 +204,11 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
         if P is not None: res = res._replace(probes=_softmax_probes(res.state, P, T, tau, sink))
     else:
-        rows = dv + (1 if fam.extra_row else 0)
+        rows = fam.rows(dv)
         S = None if S0 is None else _tensor(S0, 'S0', k)
         if S is not None and S.shape != (B, H, rows, dk):
-            raise ValueError(f"S0 must be [batch, heads, d_v{' + 1' if fam.extra_row else ''}, d_k] = {(B, H, rows, dk)}; got {tuple(S.shape)}")
-        uses_g = fam.gate != 'none' or 'gamma' in fam.params
+            raise ValueError(f"S0 must be [batch, heads, d_v{' + 1' if rows > dv else ''}, d_k] = {(B, H, rows, dk)}; got {tuple(S.shape)}")
+        uses_g = 'gamma' in fam.params
         res = Trace(*forward(fam, q, k, v, b, g if uses_g else None, S, kw, P, reads, alg, chunk))
     if check:
         state = res.state if torch.is_tensor(res.state) else res.state.values
@@ -308,7 +308,7 @@ def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, ind
     "The index form of `recur`: keys, values and rates are given once per index value, gathered per step."
     N, H, dk = _index_tables(k, v, index)
     gamma = fam.gamma_or_default(gamma)
-    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
+    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', fam.gamma_channels(dk))
     ix = torch.as_tensor(index).to(k.device).long()
     if 'gamma' not in fam.params: g = None
     return _recurrence(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
@@ -351,7 +351,7 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     N, H, dk = _index_tables(k, v, index)
     index = torch.as_tensor(index); dv, (B, T) = v.shape[-1], index.shape
     v = v.to(k); gamma = fam.gamma_or_default(gamma)
-    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', dk if fam.gate == 'channel' else None)
+    b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', fam.gamma_channels(dk))
     if q is not None: raise ValueError("summarize reads with the keys: q must be None")
     if B == 0: raise ValueError("summarize needs at least one sequence (index has batch size 0)")
     if check:

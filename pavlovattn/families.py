@@ -68,6 +68,14 @@ class Family:
         "Its step-by-step algorithm: the tuned loop `sequential` where that implements it, else its plain `reference` loop."
         return 'sequential' if 'sequential' in self.algorithms else 'reference'
 
+    def gamma_channels(self, dk:int) -> int|None:
+        "The width of its γ per step: `dk` for one gate per key feature, None for one number (or no γ)."
+        return dk if self.gate == 'channel' else None
+
+    def per_feature(self, g, dk:int):
+        "A γ of one number per step `[...]` in its shape: `[..., dk]` (the same gate on every feature) where it gates per feature."
+        return g if self.gamma_channels(dk) is None else torch.as_tensor(g)[..., None].expand(*torch.as_tensor(g).shape, dk)
+
     def rows(self, dv:int) -> int:
         "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
         return dv + (1 if self.extra_row else 0)

@@ -105,7 +105,7 @@ def run_recovery(rule:str,     # one of `RULES`
     "Run acquisition, extinction, retention and test for `rule`; return the read-outs of A and the theorem's factor."
     fam = FAMILIES[rule]
     gamma = fam.gamma_or_default(gamma)
-    ri = recovery_inputs(kA, ret_k, gamma=gamma, channels=fam.gate == 'channel', **kw)
+    ri = recovery_inputs(kA, ret_k, gamma=gamma, channels=fam.gamma_channels(kA.shape[-1]) is not None, **kw)
     tr = recur(ri.k, ri.v, ri.q, rule=rule, beta=ri.beta, gamma=ri.gamma)
     pick = lambda t: tr.pred[torch.arange(len(t), device=t.device), t, 0]
     g = ri.gamma[:, :, 0]
@@ -149,12 +149,12 @@ def random_recovery(rule:str,           # one of the scalar-gated families (or `
     gated = FAMILIES[rule].gate != 'none'
     gamma = 0.8 + 0.2 * U(B) if gated else torch.ones(B, dtype=torch.float64)
     ret_gamma = 0.8 + 0.2 * U(B, R) if gated else torch.ones(B, R, dtype=torch.float64)
-    if FAMILIES[rule].gate == 'channel': gamma, ret_gamma = gamma[:, None].expand(B, dk), ret_gamma[..., None].expand(B, R, dk)
+    gamma, ret_gamma = FAMILIES[rule].per_feature(gamma, dk), FAMILIES[rule].per_feature(ret_gamma, dk)
     ret_v = torch.randn(B, R, dv, generator=gen, dtype=torch.float64) * (U(B, R, 1) < 0.5)
     to = lambda x: x.to(dtype=dtype, device=device)
     res = run_recovery(rule, to(kA), to(ret_k), n_acq=n[0].to(device), n_ext=n[1].to(device), n_ret=n[2].to(device),
                        ret_v=to(ret_v), beta=to(beta), ret_beta=to(ret_beta), gamma=to(gamma), ret_gamma=to(ret_gamma))
-    if FAMILIES[rule].gate == 'channel': res = res._replace(factor=res.factor[:, 0])   # equal gates: one factor per experiment
+    if res.factor is not None and res.factor.dim() == 2: res = res._replace(factor=res.factor[:, 0])   # equal gates per feature: one factor per experiment
     return res
 
 def check_no_recovery(rules=('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate'), # families (channel-gate with equal gates)
