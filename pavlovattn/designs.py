@@ -12,10 +12,11 @@ from .families import ALGORITHMS, _threads
 from .core import recur, probe_readouts, summarize, RULES, UnstableRateError, NonFiniteError, rescorla_wagner, batch_mean_sd
 
 # %% auto #0
-__all__ = ['MAX_COUNT', 'DIALECTS', 'KEY_CODINGS', 'SAMPLINGS', 'RNGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'CALMR_DEFAULTS',
-           'one_line', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design', 'cue_keys',
-           'trial_orders', 'design_rules', 'expected_absent', 'vhw_keys', 'SizeError', 'memory_estimate', 'simulate',
-           'Result', 'compare', 'plot_compare', 'calmr_parameters', 'explore', 'rw_reference_error']
+__all__ = ['MAX_COUNT', 'DIALECTS', 'KEY_CODINGS', 'SAMPLINGS', 'RNGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS',
+           'CALMR_DEFAULTS', 'one_line', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design',
+           'cue_keys', 'trial_orders', 'design_rules', 'expected_absent', 'vhw_keys', 'SizeError', 'memory_estimate',
+           'PartialWarning', 'simulate', 'Result', 'compare', 'plot_compare', 'calmr_parameters', 'explore',
+           'rw_reference_error']
 
 # %% ../nbs/01_designs.ipynb #ee7b7000
 _BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
@@ -54,7 +55,8 @@ class TrialType:
         if not self.cues: return ''.join(f'({n})' for n in self.outcomes) or '(US)'    # a US-alone trial
         if self.outcomes and self.outcomes != ('US',): return self.cue_text + ''.join(f'({n})' for n in self.outcomes)   # named USs
         return f'#{self.cue_text}' if self.probe else f'{self.cue_text}{self.outcome}'
-    def __str__(self): return (f'{self.count}' if self.count != 1 or not self.probe else '') + self.label
+    def text(self, calmr:bool=False) -> str: return (f'{self.count}' if self.count != 1 or not self.probe or calmr else '') + self.label   # calmr: every count written
+    def __str__(self): return self.text()
 
 @dataclass(frozen=True)
 class Phase:
@@ -66,7 +68,8 @@ class Phase:
     def steps(self) -> list: return [s for t in self.trials for s in t.steps]
     @property
     def n(self) -> int: return sum(t.count * len(t.steps) for t in self.trials)
-    def __str__(self): return ('!' if self.random else '') + '/'.join(map(str, self.trials))
+    def text(self, calmr:bool=False) -> str: return ('!' if self.random else '') + '/'.join(t.text(calmr) for t in self.trials)
+    def __str__(self): return self.text()
 
 @dataclass(frozen=True)
 class Group:
@@ -78,7 +81,8 @@ class Group:
     def trial_types(self) -> list: return [s for p in self.phases for s in p.steps]
     @property
     def n(self) -> int: return sum(p.n for p in self.phases)
-    def __str__(self): return f'{self.name}: ' + ' | '.join(map(str, self.phases))
+    def text(self, calmr:bool=False) -> str: return f'{self.name}: ' + ' | '.join(p.text(calmr) for p in self.phases)
+    def __str__(self): return self.text()
 
 @dataclass(frozen=True)
 class Design:
@@ -101,7 +105,7 @@ class Design:
             for t in g.trial_types:
                 for c in t.cues: seen.setdefault(c, None)
         return tuple(seen)
-    def __str__(self): return ' ; '.join(map(str, self.groups))
+    def __str__(self): return ' ; '.join(g.text(self.dialect == 'calmr') for g in self.groups)
 
 # %% ../nbs/01_designs.ipynb #3736982f
 _CUE_NAME = re.compile(r'[A-Za-z0-9_]+')
@@ -172,6 +176,7 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
         q = p + i + len(rest) - len(rest.lstrip())
         bad(f'unexpected "{_show(rest.strip(), 30)}" at position {q}, after the outcome')
     if count == 0: bad('the count must be at least 1')
+    if calmr and count is None: bad('no count: calmr needs one before every trial type (e.g. 1AB, 1#A)')
     count = 1 if count is None else count
     for cs in periods:
         seen = set(); dup = {c for c in cs if c in seen or seen.add(c)}      # linear in the number of cues
@@ -323,30 +328,36 @@ def _present(tt, us) -> bool:
     "Whether trial type `tt` holds the US `us` (None: the one US of a design without named USs)."
     return tt.outcome == '+' if us is None else us in tt.outcomes
 
-def _heads(d, lam, beta) -> tuple:
-    "The value dimensions (heads) of a run: `(names, lams, rates)`, one per US. One US (name None) unless the design has named USs; then `lam` and `beta` may be given per US, as {name: value}."
-    names = d.outcomes if d.named_us else (None,)
+def _heads(d, lam, beta, names=None) -> tuple:
+    "The value dimensions (heads) of a run: `(names, lams, rates)`, one per US. One US (name None) unless the design has named USs; then `lam` and `beta` may be given per US, as {name: value}. `names`: the heads given (with `associations='all'` every stimulus)."
+    kind = 'US' if names is None else 'stimulus'
+    names = (d.outcomes if d.named_us else (None,)) if names is None else tuple(names)
     def per(x, what, one):
         if isinstance(x, dict) and what == 'lam' and names == (None,):
             raise ValueError("lam per US ({US name: value}) needs a design with named USs, such as (US_a), with dialect='calmr'")
         if isinstance(x, dict) and names != (None,) and not (what == 'beta' and set(x) <= {'+', '-'}):
             unknown, missing = [k for k in x if k not in names], [n for n in names if n not in x]
-            if unknown or missing: raise ValueError(f"{what} per US must name every US of the design ({', '.join(names)}); " +
+            if unknown or missing: raise ValueError(f"{what} per {kind} must name every {kind} of the design ({', '.join(names)}); " +
                                                     (f"unknown: {', '.join(map(str, unknown))}" if unknown else f"missing: {', '.join(missing)}"))
             return [one(x[n]) for n in names]
         return [one(x)] * len(names)
     lams = per(lam, 'lam', lambda v: float(v) if not isinstance(v, bool) else float('nan'))
     return names, lams, per(beta, 'beta', _rates)
 
-def _check_rates(design, tt_keys, rule, rates, allow_unstable=False, names=(None,)):
-    "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead."
+def _check_rates(design, tt_keys, rule, rates, allow_unstable=False, names=(None,), distinct=None, assoc='us'):
+    "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead. `tt_keys`: per group the keys of its distinct steps (`distinct`: their first steps; default every step), `[N, dk]`, or `[N, heads, dk]` with associations='all'."
     if _families()[rule].rate_bound is None: return                  # only error-correcting writes have a bound
-    for g, Ks in zip(design.groups, tt_keys):
-        i = 0
-        for pi, ph in enumerate(g.phases, 1):
-            for tt in ph.steps:
-                r = (0. if tt.probe else max(rt['+' if _present(tt, u) else '-'] for u, rt in zip(names, rates))) * float((Ks[i] * Ks[i]).sum()); i += 1
-                if not tt.probe and r > 2 * (1 + 1e-9):
+    for gi, (g, Ks) in enumerate(zip(design.groups, tt_keys)):
+        steps = [(pi, tt) for pi, ph in enumerate(g.phases, 1) for tt in ph.steps]
+        reps = range(len(steps)) if distinct is None else distinct[gi][0]
+        tgt = _stimulus_steps(g) if assoc == 'all' else None
+        for i, s in enumerate(reps):
+            pi, tt = steps[s]
+            if tt.probe: continue
+            if assoc == 'all':
+                r = max(rt['+' if u in tgt[s][1] else '-'] * float((Ks[i, h] * Ks[i, h]).sum()) for h, (u, rt) in enumerate(zip(names, rates)))
+            else: r = max(rt['+' if _present(tt, u) else '-'] for u, rt in zip(names, rates)) * float((Ks[i] * Ks[i]).sum())
+            if r > 2 * (1 + 1e-9):
                     msg = (f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {pi} has '
                            f'beta*|k|^2 = {r:.4g} > 2 (stable writes need beta*|k|^2 <= 2)')
                     if not allow_unstable: raise UnstableRateError(msg + '; allow_unstable=True (--allow-unstable) runs it anyway, with a warning')
@@ -492,7 +503,7 @@ def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, algorith
     if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, _trace_algorithm(algorithm), *hist)
     (S, T), (C, dk), (N, H) = o.shape, Kc.shape, lam_tt.shape
     g = g_tt[:, :, None].expand(-1, -1, dk) if fam.gate == 'channel' else g_tt   # a channel gate: one for every key feature
-    K = Ktt[:, None, :].expand(N, H, dk)                                          # one head per US, the same keys
+    K = Ktt[:, None, :].expand(N, H, dk) if Ktt.dim() == 2 else Ktt              # one head per US, the same keys (associations='all': each head its own)
     kw = dict(rule=fam.name, beta=b_tt, gamma=g, tau=tau, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
     sm = summarize(K, lam_tt[:, :, None], probes=Kc, algorithm=algorithm, **kw)
     out = dict(mean=_cols(sm.probe_mean[:, :, :, 0]).cpu(), sd=_cols(sm.probe_sd[:, :, :, 0]).cpu(), pred_sum=_heads_last(sm.pred_sum[..., 0]).cpu())
@@ -558,19 +569,23 @@ def _blocks(S, per:int) -> list:
 def memory_estimate(design,                # a design string or `Design`
                     subjects:int=1, dk:int|None=None, keys:str='onehot', rule:str='delta', per_subject:bool=False,
                     dtype=torch.float64, device='cpu', algorithm:str='auto',
-                   ) -> dict:              # bytes: {'keys', 'block', 'results', 'per_subject', 'total'}
-    "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, one block of subjects, and the results."
-    d = parse_design(design); C = len(d.cues); dk = C if dk is None else dk
+                    associations:str|None=None, # as in `simulate` (default: calmr's all associations where a calmr design has no US)
+                   ) -> dict:              # bytes: {'keys', 'tables', 'block', 'results', 'per_subject', 'total'}
+    "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, the trial-type tables (the compiled kernel's Gram matrix of the distinct trial types), one block of subjects, and the results."
+    d = parse_design(design); assoc = _associations(d, associations)
+    C = len(_design_stimuli(d) if assoc == 'all' else d.cues); H = C if assoc == 'all' else max(1, len(d.outcomes) if d.named_us else 1)
+    dk = C if dk is None else dk
     comp = _compiled(rule, _dtype(dtype), device, algorithm)
     _check_rule(rule)
-    est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0),
-               block=0, results=0, per_subject=0)
-    for g in d.groups:
-        T, N = g.n, len(g.trial_types)
-        per = _subject_bytes(T, C, N, dk, comp, per_subject, _families()[rule].exemplar, _history(_families()[rule]))
+    Ns = [len(g.trial_types) if per_subject else len(_distinct_steps(g, assoc)[0]) for g in d.groups]   # trial types of the tables
+    est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0) + 8 * dk * H * sum(Ns),
+               tables=max([8 * N * (N + C) + 8 * (N + C) * dk for N in Ns] if comp else [0]), block=0, results=0, per_subject=0)
+    for g, N in zip(d.groups, Ns):
+        T = g.n
+        per = _subject_bytes(T, C * H, N, dk, comp, per_subject, _families()[rule].exemplar, _history(_families()[rule]))
         est['block'] = max(est['block'], min(subjects, max(1, BLOCK_BYTES // max(per, 1))) * per)
-        est['results'] += 8 * 2 * (T + 1) * C + 8 * 4 * T + 8 * 2 * N
-        if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C + 2 * T + 8 * N)
+        est['results'] += 8 * 2 * (T + 1) * C * H + 8 * 4 * T + 8 * 2 * N
+        if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C * H + 2 * T + 8 * N * H)
     est['total'] = sum(est.values())
     return est
 
@@ -598,16 +613,17 @@ def _size(b:float) -> str:
         if b < 1024 or u == 'PiB': return f'{b:.3g} {u}' if u != 'B' else f'{int(b)} B'
         b /= 1024
 
-def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm):
+def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, associations=None):
     "Refuse a run whose work or memory is beyond this machine (`SizeError`, with the estimate), before anything is allocated."
     st = subjects * sum(g.n for g in d.groups)
     if st > MAX_SUBJECT_TRIALS:
         raise SizeError(f'{subjects:,} subjects x {sum(g.n for g in d.groups):,} trials = {st:.3g} subject-trials is more than one run '
                         f'simulates ({MAX_SUBJECT_TRIALS:.0e}, days of CPU time); use fewer subjects or trials')
-    est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm), _available_bytes(device)
+    est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, associations), _available_bytes(device)
     if est['total'] > have:
-        part = max(('keys', 'block', 'results', 'per_subject'), key=est.get)
+        part = max(('keys', 'tables', 'block', 'results', 'per_subject'), key=est.get)
         why = dict(keys=f"the keys of {len(d.cues)} cue{'s' * (len(d.cues) != 1)} and the trial types in dk={dk if dk is not None else len(d.cues)} dimensions",
+                   tables='the trial-type tables of the compiled kernel (distinct trial types x (trial types + cues))',
                    block='one block of subjects', results="the results (every cue's mean and sd per trial)",
                    per_subject="every subject's strengths (per_subject=True)")[part]
         raise SizeError(f'this run needs about {_size(est["total"])} of memory (mostly {why}: {_size(est[part])}), '
@@ -620,6 +636,60 @@ def _check_device(device, dtype):
         raise ValueError(f'device {str(device)!r} cannot run a simulation here ({one_line(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)})') from None
 
 # %% ../nbs/01_designs.ipynb #d48b14bd
+ASSOCIATIONS = ('us', 'all')   # what a run learns: cue -> US (one head per US), or calmr's RW1972: every stimulus -> every stimulus
+
+class PartialWarning(RuntimeWarning):
+    "A run that answers only part of what the design holds (calmr's RW1972 would also learn stimulus-to-stimulus associations): the note is in `Result.notes` too."
+
+def _stimulus_steps(g) -> list:
+    "calmr's stimuli on every step of group `g` (in the order of `g.trial_types`): (present, targets). A US is a stimulus like any other; a period's targets are its own stimuli and the next period's (calmr's RW1972 looks one period ahead)."
+    out = []
+    for ph in g.phases:
+        for t in ph.trials:
+            if t.periods:
+                P = [tuple(p.cues) + tuple(u) for p, u in zip(t.periods, t.period_us or tuple(('US',) * b for b in t.us))]
+                out += [(P[k], tuple(dict.fromkeys(P[k] + P[min(k + 1, len(P) - 1)]))) for k in range(len(P))]
+            else:
+                P = tuple(t.cues) + tuple(t.outcomes or (('US',) if t.outcome == '+' else ()))
+                out.append((P, P))
+    return out
+
+def _design_stimuli(d) -> tuple:
+    "Every stimulus of a calmr design, CS or US, in order of first appearance."
+    return tuple(dict.fromkeys(s for g in d.groups for P, _ in _stimulus_steps(g) for s in P))
+
+def _associations(d, associations) -> str:
+    "The associations a run learns: 'us' (cue -> US) or 'all' (calmr's RW1972, every stimulus -> every stimulus); by default 'all' for a calmr design without a US, whose outcomes are stimuli."
+    if associations is None: return 'all' if d.dialect == 'calmr' and not d.outcomes else 'us'
+    if associations not in ASSOCIATIONS: raise ValueError(f"unknown associations {associations!r}; valid: {', '.join(ASSOCIATIONS)}")
+    if associations == 'all' and d.dialect != 'calmr':
+        raise ValueError("associations='all' learns calmr's stimulus-to-stimulus associations: it reads designs with dialect='calmr'")
+    return associations
+
+def _distinct_steps(g, assoc:str) -> tuple:
+    "(first step of each distinct step, `[steps]` its distinct step): steps that learn alike (same cues, same outcomes) are one trial type of the tables, so memory grows with the distinct ones, not with the written trials; every probe stays its own (it is reported on its own)."
+    tts = g.trial_types
+    spec = ([(tuple(sorted(P)), tuple(sorted(U))) for P, U in _stimulus_steps(g)] if assoc == 'all' else
+            [(tuple(sorted(t.cues)), t.outcome, t.outcomes) for t in tts])
+    seen, reps, lut = {}, [], np.empty(len(tts), dtype=np.int64)
+    for i, (s, t) in enumerate(zip(spec, tts)):
+        k = ('#', i) if t.probe else s
+        j = seen.get(k)
+        if j is None: j = seen[k] = len(reps); reps.append(i)
+        lut[i] = j
+    return reps, lut
+
+def _unreported(d, limit:int=4) -> tuple:
+    "The stimulus-to-stimulus associations calmr's RW1972 learns in a calmr design that a cue -> US run does not report: (how many, the first few as 'A->B')."
+    us, seen = set(d.outcomes) | {'US'}, {}
+    for g in d.groups:
+        for (P, U), t in zip(_stimulus_steps(g), g.trial_types):
+            if t.probe: continue
+            for i in P:
+                for j in U:
+                    if i != j and (j not in us or i in us): seen.setdefault(f'{i}->{j}', None)
+    return len(seen), tuple(seen)[:limit]
+
 def _given_orders(d, orders, subjects) -> dict:
     "Trial orders given to `simulate`, checked: a known group, `[subjects, T]` integers, every value a trial type of the group."
     if not isinstance(orders, dict): raise ValueError(f'orders must be a dict {{group: [subjects, T] trial-type indices}}; got {type(orders).__name__}')
@@ -658,6 +728,7 @@ def simulate(design,                  # a design string or a parsed `Design`
              rng:str='counter',       # 'counter' (each subject's stream keyed by seed, group name, phase) or 'torch' (one torch.Generator(seed) through groups and phases; see `trial_orders`)
              omega:float|None=None,   # vhw only: |rate| of an expected-but-absent cue relative to a present one (default 0.5)
              orders:dict|None=None,   # {group: `[subjects, T]` indices into `group.trial_types`}: run these trial orders instead of drawing them (e.g. from `trial_orders`, or every order of a small design)
+             associations:str|None=None, # 'us': cue -> US, one head per US; 'all' (calmr dialect): calmr's RW1972, every stimulus (CS or US) a cue and an outcome; default 'all' for a calmr design without a US, else 'us'
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     rule = importlib.import_module('pavlovattn.families').family(rule).name   # a name, a `Family` or a file defining one
@@ -678,23 +749,31 @@ def simulate(design,                  # a design string or a parsed `Design`
     omega = (0.5 if omega is None else float(omega)) if fam.write_key else None
     if omega is not None and not (math.isfinite(omega) and omega >= 0): raise ValueError(f'omega must be a finite number >= 0; got {omega!r}')
     if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
-    names, lams, head_rates = _heads(d, lam, beta); dtype = _dtype(dtype)
+    assoc = _associations(d, associations)
+    if assoc == 'all' and _history(fam):
+        raise ValueError(f"associations='all' runs families whose inputs come from trial-type tables; the {rule} family has a history (a key trace or write keys): use associations='us'")
+    stimuli = _design_stimuli(d) if assoc == 'all' else None
+    names, lams, head_rates = _heads(d, lam, beta, stimuli); dtype = _dtype(dtype)
     for name, x in [('lam', l) for l in lams] + [('beta', r[s]) for r in head_rates for s in '+-'] + [('tau', float(tau))]:
         if not math.isfinite(x): raise ValueError(f'{name} must be a finite number; got {x}')
     rates, lam = head_rates[0], lams[0]
     _check_device(device, dtype)
-    _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm)
-    cues = d.cues
+    _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, assoc)
+    cues = stimuli if assoc == 'all' else d.cues
     if not cues: raise DesignError('the design has no cues: US-alone trials only')
     kd = cue_keys(cues, keys=keys, dk=dk, overlap=overlap, salience=salience, seed=seed, dtype=torch.float64)
     Kc64 = torch.stack([kd[c] for c in cues])
-    tt_keys, tt_scale = [], []
+    tt_keys, tt_scale, distinct = [], [], []
     for g in d.groups:
-        Ks = torch.stack([sum((kd[c] for c in tt.cues), torch.zeros_like(Kc64[0])) for tt in g.trial_types])   # a US-alone step: key 0
+        reps, lut = _distinct_steps(g, assoc) if not per_subject else (list(range(len(g.trial_types))), None)   # per_subject keeps every step's sums
+        present = [_stimulus_steps(g)[i][0] for i in reps] if assoc == 'all' else [g.trial_types[i].cues for i in reps]
+        Ks = torch.stack([sum((kd[c] for c in P), torch.zeros_like(Kc64[0])) for P in present])   # a US-alone step: key 0
         sc = torch.ones(len(Ks), dtype=torch.float64)
         if normalize: nrm = Ks.norm(dim=-1); sc = torch.where(nrm > 0, 1 / nrm.clamp_min(1e-300), sc); Ks = Ks * sc[:, None]
-        tt_keys.append(Ks); tt_scale.append(sc)
-    _check_rates(d, tt_keys, rule, head_rates, allow_unstable, names)
+        if assoc == 'all':                                               # head j reads and writes without stimulus j: calmr's V(j -> j) stays 0
+            Ks = torch.stack([torch.stack([Ks[n] - (kd[j] * sc[n] if j in P else 0) for j in names]) for n, P in enumerate(present)])
+        tt_keys.append(Ks); tt_scale.append(sc); distinct.append((reps, lut))
+    _check_rates(d, tt_keys, rule, head_rates, allow_unstable, names, distinct, assoc)
     Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
     comp = _compiled(rule, dtype, device, algorithm)
     show = lambda r: r['+'] if r['+'] == r['-'] else r
@@ -714,10 +793,17 @@ def simulate(design,                  # a design string or a parsed `Design`
     small = str(device) == 'cpu' and subjects * len(cues) < 2**20
     with _threads(1 if small else torch.get_num_threads()):   # per-step ops this small run faster on one thread
         for gi, (g, Ks) in enumerate(zip(d.groups, tt_keys)):
-            tts, T = g.trial_types, g.n
+            T, (reps, lut) = g.n, distinct[gi]
+            tts = [g.trial_types[i] for i in reps]                        # the distinct steps: the tables' trial types
+            lut = None if lut is None else torch.from_numpy(lut.astype(np.int16 if len(reps) < 2**15 else np.int32))
             f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
-            lam_tt = f([[l if _present(t, u) else 0. for u, l in zip(names, lams)] for t in tts])          # [N, heads]: one head per US
-            b_tt = f([[0. if t.probe else r['+' if _present(t, u) else '-'] for u, r in zip(names, head_rates)] for t in tts])
+            if assoc == 'all':                                           # calmr: a stimulus is a target where it is present (or in the next period)
+                tgt = [set(_stimulus_steps(g)[i][1]) for i in reps]
+                lam_tt = f([[0. if t.probe or u not in U else l for u, l in zip(names, lams)] for t, U in zip(tts, tgt)])
+                b_tt = f([[0. if t.probe else r['+' if u in U else '-'] for u, r in zip(names, head_rates)] for t, U in zip(tts, tgt)])
+            else:
+                lam_tt = f([[l if _present(t, u) else 0. for u, l in zip(names, lams)] for t in tts])      # [N, heads]: one head per US
+                b_tt = f([[0. if t.probe else r['+' if _present(t, u) else '-'] for u, r in zip(names, head_rates)] for t in tts])
             g_tt = f([[1. if t.probe else gamma] * len(names) for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
             pcols = [i for i, t in enumerate(tts) if t.probe]
             counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
@@ -726,7 +812,7 @@ def simulate(design,                  # a design string or a parsed `Design`
                                        torch.tensor([t.probe for t in tts], device=device), omega)
             for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar, hist)):   # bounded memory: block by block
                 o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(d, g, params, lo, hi)
-                out = _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, algorithm, H)
+                out = _block(fam, o if lut is None else lut[o.long()], Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, algorithm, H)
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
                 stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
@@ -737,20 +823,29 @@ def simulate(design,                  # a design string or a parsed `Design`
             z = Kc.new_zeros(1, C * len(names)).cpu()                    # before the first trial every strength is 0
             runs[g.name] = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=subjects,
                                 probe_mean=pstats[1], probe_sd=pstats[2],
-                                phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=tts)
+                                phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=g.trial_types)
             if orders is not None and g.name in drawn: runs[g.name]['given_order'] = drawn[g.name]
             if per_subject:
                 runs[g.name].update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
                                     V=torch.cat([Kc.new_zeros(subjects, 1, C * len(names)).cpu(), torch.cat([x['V'] for x in keep])], 1))
                 keep.clear()
-    return Result(d, rule, params, cues if names == (None,) else tuple(f'{c}:{u}' for c in cues for u in names), runs)
+    notes = ()
+    if assoc == 'all': params['associations'] = 'all'
+    elif d.dialect == 'calmr':
+        n, first = _unreported(d)
+        if n: notes = (f"partial: calmr's RW1972 also learns {n} stimulus-to-stimulus association{'s' * (n != 1)} this run does not report "
+                       f"({', '.join(first)}{', ...' if n > len(first) else ''}); simulate(..., associations='all') computes them",)
+    for x in notes: warnings.warn(x, PartialWarning, stacklevel=2)
+    return Result(d, rule, params, cues if names == (None,) else tuple(f'{c}:{u}' for c in cues for u in names), runs,
+                  outcomes=names if assoc == 'all' else None, notes=notes)
 
 # %% ../nbs/01_designs.ipynb #ca9a6620
 class Result:
     "The outcome of `simulate`: per group, strengths summarised over subjects, and tidy views (`Result.table`, `Result.probes`, `Result.strengths`)."
-    def __init__(self, design, rule, params, cues, runs):
+    def __init__(self, design, rule, params, cues, runs, outcomes=None, notes=()):
         self.design, self.rule, self.params, self.cues, self.runs = design, rule, params, tuple(cues), runs
-        self.outcomes = design.outcomes if design.named_us else ()      # named USs: every column is a (cue, US) pair, 'A:US_a'
+        self.outcomes = (design.outcomes if design.named_us else ()) if outcomes is None else tuple(outcomes)   # named USs: every column is a (cue, US) pair, 'A:US_a'; associations='all': (stimulus, stimulus)
+        self.notes = tuple(notes)                                       # what the run does not answer (one line each): in every output
         self._table = self._probes = None                               # built once, on first use
     def __repr__(self):
         return f"Result({self.rule}, groups={list(self.runs)}, cues={list(self.cues)}, subjects={self.params['subjects']})"
@@ -798,8 +893,11 @@ class Result:
                 for tt in ph.steps:
                     if not tt.probe: continue
                     if not self.outcomes: rows.append(dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])))
-                    else: rows += [dict(phase=pi, cues=tt.cue_text, outcome=u, mean=m, sd=s, subjects=int(r['subjects']))   # one row per US
-                                   for u, m, s in zip(self.outcomes, next(ms), next(sds))]
+                    else:
+                        m, s = next(ms), next(sds)
+                        if not isinstance(m, list): m, s = [m], [s]              # one named US: one head, the predictions come as numbers
+                        rows += [dict(phase=pi, cues=tt.cue_text, outcome=u, mean=a, sd=b, subjects=int(r['subjects']))   # one row per US
+                                 for u, a, b in zip(self.outcomes, m, s)]
             out[gname] = rows
         return out
 
@@ -823,7 +921,8 @@ class Result:
     def to_json(self) -> dict:
         "The `pavlovattn run --format json` object: rule, params, and per group its probes and final strengths."
         pr, st = self.probes, self.strengths
-        return dict(rule=self.rule, params=self.params, groups={g: dict(probes=pr[g], strengths=st[g]) for g in self.runs})
+        return dict(rule=self.rule, params=self.params, **({'notes': list(self.notes)} if self.notes else {}),
+                    groups={g: dict(probes=pr[g], strengths=st[g]) for g in self.runs})
 
     def plot(self, ax=None, groups=None, title=None, ci:bool=True, cues=None):
         "Learning curves (mean strength of each cue before each trial), one panel per group; phases marked by dotted lines; 95% CI bands."
@@ -899,9 +998,14 @@ def calmr_parameters(design,                          # a design string (calmr d
                      betas_on=CALMR_DEFAULTS['betas_on'],   # each US's beta when it is present: a number or {'US': beta} ({'US_a': ..., 'US_b': ...} with named USs)
                      betas_off=CALMR_DEFAULTS['betas_off'], # the US's beta when it is absent
                      lambdas=CALMR_DEFAULTS['lambdas'],     # each US's lambda: a number or {'US': lambda}
-                    ) -> dict:                         # `simulate` keywords: salience, beta, lam, dialect
+                     associations:str|None=None,       # as in `simulate`: with 'all' (the default for a design without a US) every stimulus has its alpha, betas and lambda
+                    ) -> dict:                         # `simulate` keywords: salience, beta, lam, dialect (and associations='all')
     "calmr's RW1972 parameters, in calmr's names, as `simulate` keywords: alpha of each stimulus = its salience (squared key norm), each US's beta on/off = its rates on steps with and without it, each US's lambda = its `lam` (per US, {name: value}, with named USs)."
     d = parse_design(design, 'calmr'); cues = d.cues; names = d.outcomes or ('US',)
+    if _associations(d, associations) == 'all':                # every stimulus a cue and an outcome
+        st = _design_stimuli(d); a = _per(alphas, 'alphas', st)
+        on, off, lam = (_per(x, n, st) for n, x in (('betas_on', betas_on), ('betas_off', betas_off), ('lambdas', lambdas)))
+        return dict(salience=a, beta={s: {'+': on[s], '-': off[s]} for s in st}, lam=lam, dialect='calmr', associations='all')
     a = _per(alphas, 'alphas', cues + names)
     us = {n: _per(x, n, names) for n, x in (('betas_on', betas_on), ('betas_off', betas_off), ('lambdas', lambdas))}
     if not d.named_us:

@@ -396,14 +396,15 @@ def calmr_results(res,                # a `Result` of `simulate`
                 m = L == u; c = m.sum(0); k = np.nonzero(c)[0]
                 rows.append((k, np.full(len(k), u, dtype=object), (Vk * m[:, :, None]).sum(0)[k] / c[k][:, None]))
         ph_of, bs_of, C = np.asarray(phase, dtype=object)[kind[0]], np.asarray(block)[kind[0]], len(res.cues)   # per trial (alike across subjects)
+        s1 = np.asarray([c.rsplit(':', 1)[0] for c in res.cues], dtype=object)           # named USs, associations='all': columns 'A:US_a', 'A:B'
+        s2 = np.asarray([c.rsplit(':', 1)[1] if ':' in c else 'US' for c in res.cues], dtype=object)
         for k, tl, V in rows:
             frames.append(pd.DataFrame(dict(group=g.name, phase=np.repeat(ph_of[k], C), trial_type=np.repeat(tl, C), trial=np.repeat(k + 1, C),
-                                            block_size=np.repeat(bs_of[k], C), s1=np.tile(np.asarray(res.cues, dtype=object), len(k)),
-                                            s2='US', value=V.reshape(-1), model=res.rule)))
+                                            block_size=np.repeat(bs_of[k], C), s1=np.tile(s1, len(k)),
+                                            s2=np.tile(s2, len(k)), value=V.reshape(-1), model=res.rule)))
     out = pd.concat(frames, ignore_index=True)
     order = {g.name: i for i, g in enumerate(res.design.groups)}
-    out = out.sort_values(['group', 'trial', 'trial_type', 's1'], key=lambda s: s.map(order) if s.name == 'group' else
-                          s.map({c: i for i, c in enumerate(res.cues)}) if s.name == 's1' else s, kind='stable')
+    out = out.sort_values(['group', 'trial', 'trial_type'], key=lambda s: s.map(order) if s.name == 'group' else s, kind='stable')   # within a trial: the result's column order
     return out.reset_index(drop=True)[list(CALMR_RESULT_COLUMNS)]
 
 RESULT_LAYOUTS = ('tidy', 'calmr')
@@ -422,6 +423,7 @@ def write_results(res,               # a `Result` of `simulate`
         try: importlib.import_module('pyarrow')
         except ImportError: raise ValueError('writing .parquet needs pyarrow (pip install pyarrow); .csv needs nothing') from None
     t = tidy(res) if layout == 'tidy' else calmr_results(res, **kw)
+    if getattr(res, 'notes', ()): t = t.assign(note=' | '.join(res.notes))   # a partial result says so in the file too (a last column)
     _atomic_write(path, lambda tmp: t.to_csv(tmp, index=False) if ext == '.csv' else t.to_parquet(tmp, index=False))
     return path
 

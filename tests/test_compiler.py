@@ -196,7 +196,7 @@ def _loop(rule, design, res, group, s, beta, lam, gamma=None, omega=0.5, salienc
 def test_history_families_equal_a_direct_loop(rule):
     "simulate(rule='trace'/'vhw') on randomised multi-group designs equals a per-subject loop to 1e-12: strengths after every step and read-outs."
     cases = [('bb: !6AB+/3C- | 10A+ | #B/#A ; ctrl: !6AB+/3C- | 10C+ | #B', dict(beta=0.2)),
-             ('!5AB/5A(US)/4(US) | #B | !4B(US)/4AB | #A/#AB', dict(beta=0.3, salience={'A': 0.6, 'B': 1.4}, lam=1.5, dialect='calmr')),   # US-alone trials, calmr's miniblocks
+             ('!5AB/5A(US)/4(US) | 1#B | !4B(US)/4AB | 1#A/1#AB', dict(beta=0.3, salience={'A': 0.6, 'B': 1.4}, lam=1.5, dialect='calmr')),   # US-alone trials, calmr's miniblocks
              ('a: !8A+/8AB-/4(ctx)+ | #B/#(ctx)', dict(beta=0.25, normalize=True))]
     for design, kw in cases:
         if rule == 'trace': kw = {**kw, 'gamma': 0.7}
@@ -251,8 +251,8 @@ def _rw_multi(res, group, s, alpha, lams, on, off):
     return torch.tensor(out, dtype=torch.float64), reads
 
 def test_named_uss_equal_an_independent_loop():
-    design = ('a: !6A(US_a)/6B(US_b)/4AB(US_a)(US_b)/3C | !5AC(US_b)/5C(US)/5B | #A/#B/#C ; '
-              'b: 8A>B(US_a)/4(US_b) | !3A(US_b)/3AB | #AB')
+    design = ('a: !6A(US_a)/6B(US_b)/4AB(US_a)(US_b)/3C | !5AC(US_b)/5C(US)/5B | 1#A/1#B/1#C ; '
+              'b: 8A>B(US_a)/4(US_b) | !3A(US_b)/3AB | 1#AB')
     alpha, lams = {'A': 0.6, 'B': 1.2, 'C': 0.8}, {'US_a': 1.0, 'US_b': 1.7, 'US': 0.5}
     on, off = {'US_a': 0.3, 'US_b': 0.2, 'US': 0.25}, {'US_a': 0.1, 'US_b': 0.05, 'US': 0.15}
     r = simulate(design, dialect='calmr', salience=alpha, lam=lams, beta={u: {'+': on[u], '-': off[u]} for u in on},
@@ -285,6 +285,6 @@ def test_named_us_refusals_and_single_us_unchanged():
     d = parse_design('4A(US_a)>B(US_b)/2(US_b)', dialect='calmr')
     assert str(d) == 'group: 4A(US_a)>B(US_b)/2(US_b)' and str(parse_design(str(d), dialect='calmr')) == str(d)
     assert [t.outcomes for t in d.groups[0].trial_types] == [('US_a', 'US_b'), ('US_b',), ('US_b',)]
-    one = simulate('10A(US)/10B | #A', dialect='calmr', beta=0.2)            # a plain (US): one value dimension, as before
+    one = simulate('10A(US)/10B | 1#A', dialect='calmr', beta=0.2)            # a plain (US): one value dimension, as before
     assert one.outcomes == () and one.cues == ('A', 'B') and 'outcome' not in one.probes['group'][0]
     assert parse_design('10(US_a)+').cues == ('US_a',)                        # the native grammar: US_a is a cue

@@ -290,7 +290,7 @@ def test_pyndl_refusals(tmp_path, lines, msg):
     assert msg in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
 
 def test_pyndl_write(tmp_path):
-    write_pyndl('exp: 3A(US) | 2AB | #B/(US) ; c: 1C(US)', tmp_path / 'x.tab', group='exp', dialect='calmr')   # no probes, no US alone
+    write_pyndl('exp: 3A(US) | 2AB | 1#B/1(US) ; c: 1C(US)', tmp_path / 'x.tab', group='exp', dialect='calmr')   # no probes, no US alone
     assert (tmp_path / 'x.tab').read_text() == 'cues\toutcomes\nA\tUS\nA\tUS\nA\tUS\nA_B\t\nA_B\t\n'
     write_pyndl('exp: 3A+ | 2AB- | #B', tmp_path / 'f.tab.gz', frequency=True, outcome='food')
     with gzip.open(tmp_path / 'f.tab.gz', 'rt') as f: assert f.read() == 'cues\toutcomes\tfrequency\nA\tfood\t3\nA_B\t\t2\n'
