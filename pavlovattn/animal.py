@@ -163,7 +163,7 @@ def strengths(batch:Batch,       # from `compile_batch`
         kw['gamma'] = (1 + batch.learn * (g - 1))[..., None]                    # no decay on probes and padding
         kw['gamma'] = fam.per_feature(kw['gamma'], X.shape[-1])                   # one γ for every key feature where it gates per feature
     elif gamma is not None: kw['gamma'] = gamma                               # recur refuses a γ the family lacks
-    if fam.exemplar:                                                            # the temperature enters only as q·k/τ: scaling q and k by τ^-1/2 is exact, and differentiable in τ
+    if 'tau' in fam.params:                                                     # the temperature enters only as q·k/τ: scaling q and k by τ^-1/2 is exact, and differentiable in τ
         t = per_row(1.0 if tau is None else tau)
         if check and not bool((t > 0).all()): raise ValueError(f'softmax needs tau > 0; got {t.min().item():g}')
         k = k / t.sqrt()[:, None, None, None]
@@ -296,7 +296,7 @@ def score(rule:str='delta',      # a family of `FAMILIES`
     batch = batch or compile_batch(select(ids), subjects, seed, device=device)
     with torch.no_grad(): V = strengths(batch, rule, beta, gamma, tau)
     p = dict(beta=float(beta)) | ({'gamma': float(fam.default_gamma if gamma is None else gamma)} if 'gamma' in fam.params else {}) \
-        | ({'tau': float(1.0 if tau is None else tau)} if fam.exemplar else {})
+        | ({'tau': float(1.0 if tau is None else tau)} if 'tau' in fam.params else {})
     return dict(rule=rule, mode='score', params=p, experiments=_report(batch, rule, V, lambda ei: p),
                 not_expressible=_not_expressible())
 
@@ -347,7 +347,7 @@ def fit(rule:str='delta',        # a family of `FAMILIES`
         init = lambda *s: (torch.randn(*s, generator=gen, dtype=X.dtype) * 1.5).to(X.device)
         u = dict(beta=init(n))
         if 'gamma' in fam.params: u['gamma'] = init(n) + 2.0      # start near little forgetting
-        if fam.exemplar: u['tau'] = init(n)                         # τ per experiment (or one, joint), like β
+        if 'tau' in fam.params: u['tau'] = init(n)                  # τ per experiment (or one, joint), like β
         if fit_salience: u['salience'] = init(n, X.shape[-1])
         for x in u.values(): x.requires_grad_(True)
         opt = torch.optim.Adam(list(u.values()), lr=lr)

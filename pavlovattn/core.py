@@ -136,7 +136,7 @@ def choose_algorithm(fam:Family,   # the family
     "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop (a family no tuned form implements: its plain loop)."
     if 'chunked' not in fam.algorithms or T < 128: return fam.loop
     if torch.device(device).type != 'cpu': return 'chunked'     # each step of the loop is several kernel launches (not measured here)
-    if fam.gate == 'channel' and not grad and batch >= 16: return 'sequential'   # measured on the families page: the loop wins there
+    if fam.gamma_channels(dk) is not None and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'
 
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
@@ -170,7 +170,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
         runs = [n for n in fam.algorithms if ALGORITHMS[n].result == 'trace']
         raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; valid for it: auto, {', '.join(runs)}")
     tau, sink = (1.0 if tau is None else float(tau)), (1.0 if sink is None else float(sink))
-    if fam.exemplar and check and not (tau > 0 and sink > 0):
+    if 'tau' in fam.params and check and not (tau > 0 and sink > 0):
         raise ValueError(f"softmax needs tau > 0 and sink > 0 (the sink is the weight of the empty memory); got tau={tau:g}, sink={sink:g}")
     if index is not None:
         return _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk)
@@ -312,7 +312,7 @@ def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, ind
     ix = torch.as_tensor(index).to(k.device).long()
     if 'gamma' not in fam.params: g = None
     return _recurrence(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
-                       tau if fam.exemplar else None, sink if fam.exemplar else None, probes, reads, check, None, kw, algorithm, chunk)
+                       *((tau, sink) if 'tau' in fam.params else (None, None)), probes, reads, check, None, kw, algorithm, chunk)
 
 def _index_tables(k, v, index):
     "Check the index form's tables and index; return (N, H, dk)."
@@ -415,13 +415,14 @@ def _summary_numba(k, v, fam, b, g, S0, P, index):
     Pn = (P if P is not None else k.new_zeros(0, dk)).numpy()
     S0n = S0.numpy() if S0 is not None else np.zeros((B, H, dv, dk))
     kk, vv, bb = k.numpy(), v.numpy(), b.numpy()
-    gg = g.numpy() if fam.gate == 'scalar' else np.ones((N, H))              # families without a gate
+    gated, delta = ALGORITHMS['numba'].implements[fam.name]                 # what the kernel declares it runs this family as
+    gg = g.numpy() if gated else np.ones((N, H))                             # families without a gate
     ps, st = np.empty((B, N, H, dv)), np.empty((B, H, dv, dk))
     m, s = np.empty((T, H, Pn.shape[0], dv)), np.empty((T, H, Pn.shape[0], dv))
     for h in range(H):
         for i in range(dv):
             ps[:, :, h, i], cnt, st[:, h, i], m[:, h, :, i], s[:, h, :, i] = ALGORITHMS['numba'].run(
-                idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], fam.error_correcting)
+                idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], delta)
     t = torch.from_numpy
     return Summary(t(ps), t(cnt), t(st), t(m) if P is not None else None, t(s) if P is not None else None)
 

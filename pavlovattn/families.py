@@ -261,7 +261,7 @@ class Algorithm(NamedTuple):
     fn: str                # its function, by name: `reference`, `sequential`, `chunked`, `fla_kernel`, or for numba a wrapper of `kernels.summary_row`
     result: str            # 'trace' (per-step reads: `recur`) or 'summary' (many subjects' statistics: `summarize`)
     predicts: bool         # returns the read-before-write predictions (what a conditioning model reports)
-    implements: tuple|None # the built-in families it implements, by name; None: every family with a `step` (the plain loop)
+    implements: tuple|dict|None # the built-in families it implements, by name (a dict: with the arguments it runs each by); None: every family with a `step`
     why_not: str|None      # by name, a function device -> None or the reason it cannot run there (None: runs anywhere)
     about: str             # one line for the table
 
@@ -285,7 +285,8 @@ ALGORITHMS = {
                          'matrix products within chunks of steps, a loop over chunks'),
     'kernel': Algorithm('fla_kernel', 'trace', False, ('hebbian', 'decay', 'gla', 'delta', 'gated-delta'), 'kernel_available',
                         "flash-linear-attention's chunk kernels (outputs and final state)"),
-    'numba': Algorithm('_summary_row', 'summary', True, ('hebbian', 'decay', 'delta', 'gated-delta'),
+    'numba': Algorithm('_summary_row', 'summary', True,                  # each family it implements: (one gate per step, error-correcting)
+                       {'hebbian': (False, False), 'decay': (True, False), 'delta': (False, True), 'gated-delta': (True, True)},
                        '_numba_unavailable', 'compiled many-subject summaries in float64 (one gate per step at most)'),
 }
 

@@ -28,18 +28,24 @@ def mean_dynamics(types,                  # trial types: strings like 'AX+', 'BX
                  ) -> tuple:              # (A [n,n], b [n], cues)
     "The affine map of the mean strengths, `E V_{t+1} = A E V_t + b`, for i.i.d. trial types (derived on this page)."
     fam = family(rule)
-    if fam.exemplar or fam.extra_row or fam.write_key:
-        raise ValueError(f"mean_dynamics needs a family whose state is updated by an affine map (no exemplar memory, extra state row or write keys); got {rule!r}")
+    if fam.step is None or fam.read is not None or fam.rows(1) != 1 or 'kw' in fam.params:
+        raise ValueError(f"mean_dynamics needs a family whose state is updated by an affine map and read as S k (no exemplar memory, extra state row, "
+                         f"ratio read-out or write keys); got {fam.name!r}")
     cues = cues or sorted({c for t in types for c in t[:-1]})
     p = torch.as_tensor(probs, dtype=torch.float64); p = p / p.sum()
     X = torch.tensor([[float(c in t[:-1]) for c in cues] for t in types], dtype=torch.float64)
     lamk = torch.tensor([lam if t[-1] == '+' else 0. for t in types], dtype=torch.float64)
     bk = torch.tensor([beta if t[-1] == '+' else (beta if beta_minus is None else beta_minus) for t in types], dtype=torch.float64)
     D = torch.diag(torch.tensor([(salience or {}).get(c, 1.0) for c in cues], dtype=torch.float64))
-    g = fam.gamma_or_default(gamma)
-    M = D @ torch.einsum('k,ki,kj->ij', p * bk, X, X) if fam.error_correcting else torch.zeros(len(cues), len(cues), dtype=torch.float64)
-    b = D @ torch.einsum('k,ki->i', p * bk * lamk, X)
-    return g * (torch.eye(len(cues), dtype=torch.float64) - M), b, cues
+    C, s = len(cues), D.diagonal().sqrt()                             # cue c's key: sqrt(salience_c) e_c, so V_c = S_c sqrt(salience_c)
+    S = torch.cat([torch.zeros(1, C, dtype=torch.float64), torch.diag(1 / s)])[:, None]   # the states of V = 0, e_1, ..., e_C
+    g = torch.full((C + 1,), float(fam.gamma_or_default(gamma)), dtype=torch.float64)
+    g = fam.per_feature(g, C) if 'gamma' in fam.params else None
+    A, b = torch.zeros(C, C, dtype=torch.float64), torch.zeros(C, dtype=torch.float64)
+    for pk, x, lk, bet in zip(p, X, lamk, bk):                        # each trial type's affine map, from the family's own step
+        V = fam.step(S, (x * s).expand(C + 1, C), lk.expand(C + 1, 1), bet.expand(C + 1), g, None)[:, 0] * s
+        A += pk * (V[1:] - V[0]).T; b += pk * V[0]
+    return A, b, cues
 
 def mean_recursion(types, probs, n:int,   # trial types, probabilities, number of trials
                    V0=None, **kw) -> tuple:  # start (default 0); `mean_dynamics` options

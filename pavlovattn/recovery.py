@@ -110,8 +110,8 @@ def run_recovery(rule:str,     # one of `RULES`
     pick = lambda t: tr.pred[torch.arange(len(t), device=t.device), t, 0]
     g = ri.gamma[:, :, 0]
     ret = (ri.phase == 3) if g.dim() == 2 else (ri.phase == 3)[..., None]
-    if fam.exemplar: factor = None
-    elif fam.gate == 'none': factor = torch.ones(len(ri.t_ext), dtype=ri.k.dtype, device=ri.k.device)
+    if fam.rest is None: factor = None                                    # no closed form of what retention does (an exemplar memory)
+    elif 'gamma' not in fam.params: factor = torch.ones(len(ri.t_ext), dtype=ri.k.dtype, device=ri.k.device)
     else: factor = torch.where(ret, g, 1.).prod(1)
     return Recovery(pick(ri.n_acq), pick(ri.t_ext), tr.pred[:, -1, 0], factor, tr, ri)
 
@@ -146,7 +146,7 @@ def random_recovery(rule:str,           # one of the scalar-gated families (or `
     n = [torch.randint(lo, hi + 1, (B,), generator=gen) for lo, hi in zip((1, 0, 0), max_len)]
     beta = 0.999 * 2 * U(B) / (kA * kA).sum(-1)
     ret_beta = 0.999 * 2 * U(B, R) / (ret_k * ret_k).sum(-1).clamp_min(1e-12)
-    gated = FAMILIES[rule].gate != 'none'
+    gated = 'gamma' in FAMILIES[rule].params
     gamma = 0.8 + 0.2 * U(B) if gated else torch.ones(B, dtype=torch.float64)
     ret_gamma = 0.8 + 0.2 * U(B, R) if gated else torch.ones(B, R, dtype=torch.float64)
     gamma, ret_gamma = FAMILIES[rule].per_feature(gamma, dk), FAMILIES[rule].per_feature(ret_gamma, dk)
@@ -204,10 +204,10 @@ def history_contrast(rule:str,        # a scalar-gated family
     ri = tr.inputs; B, T = ri.phase.shape; dk = ri.k.shape[-1]
     P = torch.eye(dk, dtype=ri.k.dtype, device=ri.k.device).expand(B, dk, dk)
     b, g = ri.beta[:, :, 0], ri.gamma[:, :, 0]
-    hebb = not FAMILIES[rule].error_correcting
-    for t in range(T):                                        # P <- P a_t (I - b_t k_t k_t^T) on retention steps
-        k = ri.k[:, t, 0]; ret = (ri.phase[:, t] == 3)
-        F = g[:, t, None, None] * (torch.eye(dk, dtype=k.dtype, device=k.device) - (0. if hebb else b[:, t, None, None]) * k[:, :, None] * k[:, None, :])
+    step, I, z = FAMILIES[rule].step, torch.eye(dk, dtype=ri.k.dtype, device=ri.k.device).expand(B, dk, dk), ri.k.new_zeros(B, dk)
+    for t in range(T):                                        # P <- P F_t on retention steps, F_t the linear part of the family's step
+        k = ri.k[:, t, 0]; ret = (ri.phase[:, t] == 3)        # (a_t (I - b_t k_t k_t^T) for the delta families, a_t I for contiguity)
+        F = step(I, k, z, b[:, t], g[:, t], None)            # the step of the identity with no US: S F_t = step(S) - step(0)
         P = torch.where(ret[:, None, None], P @ F, P)
     kA = ri.q[:, 0, 0]
     kappa = torch.einsum('bi,bij,bj->b', kA, P, kA) / (kA * kA).sum(-1)
@@ -229,7 +229,7 @@ def check_history_contrast(rules=('hebbian', 'decay', 'delta', 'gated-delta'), #
         kA = torch.randn(B, dk, generator=gen, dtype=torch.float64)
         kA = torch.nn.functional.normalize(kA, dim=-1) * (0.3 + 0.7 * U(B, 1)).sqrt()
         ret_k = torch.randn(B, R, dk, generator=gen, dtype=torch.float64) / math.sqrt(dk)
-        gated = FAMILIES[rule].gate == 'scalar'
+        gated = 'gamma' in FAMILIES[rule].params
         kw = dict(n_acq=torch.randint(1, 25, (B,), generator=gen), n_ext=torch.randint(0, 15, (B,), generator=gen),
                   n_ret=torch.randint(0, R + 1, (B,), generator=gen),
                   beta=0.999 * U(B) / (kA * kA).sum(-1), ret_beta=1.999 * U(B, R) / (ret_k * ret_k).sum(-1),
