@@ -4,7 +4,7 @@
 
 # %% ../nbs/12_models.ipynb #438810be
 from __future__ import annotations
-import hashlib, json, math, os, time
+import hashlib, io, json, math, os, time
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 import torch
@@ -12,6 +12,7 @@ from torch import nn
 import torch.nn.functional as F
 from .families import FAMILIES, family, _threads
 from .layers import AttentionMixer
+from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json, need, finite, note
 
 # %% auto #0
 __all__ = ['TASKS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'cache_dir', 'train',
@@ -213,45 +214,86 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../nbs/12_models.ipynb #7592f6d1
-def save_checkpoint(model, cfg:TrainConfig, metrics:dict, path=None) -> Path:
-    "Write state dict + config + metrics (atomically) to `path` (default: `cache_dir()/cfg.key().pt`)."
-    path = Path(path or cache_dir() / f'{cfg.key()}.pt'); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f'.tmp{os.getpid()}')
-    torch.save(dict(config=asdict(cfg), metrics=metrics, state={k: v.cpu() for k, v in model.state_dict().items()}), tmp)
-    os.replace(tmp, path); return path
+def _state_digest(state:dict) -> str:
+    "SHA-256 of a state dict: every tensor's name, dtype, shape and bytes, in name order."
+    h = hashlib.sha256()
+    for k in sorted(state):
+        t = state[k].detach().cpu().contiguous()
+        h.update(f'{k}|{t.dtype}|{tuple(t.shape)}|'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
 
-def load_checkpoint(path, device='cpu', task=None) -> tuple:
-    "(model, config, metrics) from a checkpoint written by `save_checkpoint`."
-    ck = torch.load(path, map_location='cpu', weights_only=False)
-    cfg = TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ck['config'].items()})
-    model = AssocLM(task or TASKS[cfg.task], cfg.rule, cfg.d_model, cfg.n_layers, cfg.n_heads)
-    model.load_state_dict(ck['state']); return model.to(device).eval(), cfg, ck['metrics']
+def save_checkpoint(model, cfg:TrainConfig, metrics:dict, path=None) -> Path:
+    "Write state dict + config + metrics, with the key, the code version and the state's hash, atomically to `path` (default: `cache_dir()/cfg.key().pt`)."
+    path = Path(path or cache_dir() / f'{cfg.key()}.pt'); path.parent.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    buf = io.BytesIO()
+    torch.save(dict(code_version=CODE_VERSION, key=cfg.key(), config=asdict(cfg), metrics=metrics, state=state, sha256=_state_digest(state)), buf)
+    atomic_write(path, buf.getvalue()); return path
+
+def load_checkpoint(path, device='cpu', task=None, cfg:TrainConfig|None=None) -> tuple:
+    "(model, config, metrics) from a checkpoint written by `save_checkpoint`, loaded with `weights_only=True` and checked: its code version, its key (against `cfg` when given), its hash, its tensors. `CacheError` saying why otherwise."
+    try: ck = torch.load(path, map_location='cpu', weights_only=True)       # never runs code a file carries
+    except Exception as e:
+        why = (str(e).strip().splitlines() or [''])[0][:200]
+        raise CacheError(f'not a checkpoint that loads as plain tensors ({type(e).__name__}{": " + why if why else ""})') from None
+    keys = {'code_version', 'key', 'config', 'metrics', 'state', 'sha256'}
+    need(isinstance(ck, dict) and keys <= set(ck), f"not a checkpoint of this code (fields {sorted(ck) if isinstance(ck, dict) else type(ck).__name__})")
+    need(ck['code_version'] == CODE_VERSION, f"made by {ck['code_version']!r}, not {CODE_VERSION!r}")
+    try: c = TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ck['config'].items()})
+    except TypeError as e: raise CacheError(f'its configuration is not a TrainConfig ({e})') from None
+    need(c.key() == ck['key'], f"its configuration is {c.key()}, not the {ck['key']} it is filed under")
+    if cfg is not None: need(c == cfg, f'it holds {c.key()}, not {cfg.key()}')
+    need(isinstance(ck['state'], dict) and all(isinstance(v, torch.Tensor) for v in ck['state'].values()), 'its state is not a dict of tensors')
+    need(_state_digest(ck['state']) == ck['sha256'], 'its tensors do not match their hash (the file is damaged)')
+    model = AssocLM(task or TASKS[c.task], c.rule, c.d_model, c.n_layers, c.n_heads)
+    try: model.load_state_dict(ck['state'])
+    except RuntimeError as e: raise CacheError(f'its tensors do not fit the model ({str(e).splitlines()[0]})') from None
+    return model.to(device).eval(), c, ck['metrics']
 
 def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False, progress:bool=True, cache:bool=True) -> tuple:
-    "(model, metrics): loaded from the cache when the checkpoint exists (unless `retrain`), else trained (and saved when `cache`)."
+    "(model, metrics): loaded from the cache when a valid checkpoint exists (unless `retrain`), else trained (and saved when `cache`); an unusable checkpoint is retrained, with one line on stderr saying why."
     path = cache_dir() / f'{cfg.key()}.pt'
     if cache and path.exists() and not retrain:
-        model, _, metrics = load_checkpoint(path, device); return model, dict(metrics, cached=True)
+        try: model, _, metrics = load_checkpoint(path, device, cfg=cfg); return model, dict(metrics, cached=True)
+        except (CacheError, OSError) as e: note(f'pavlovattn: checkpoint {path} is unusable ({e}); training it again')
     model, metrics = train(cfg, device, progress)
     if cache: save_checkpoint(model, cfg, metrics, path)
     return model, dict(metrics, cached=False)
 
 # %% ../nbs/12_models.ipynb #cd7a8a30
+def _sweep_check(lrs):
+    "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."
+    names = [f'{x:g}' for x in lrs]
+    def check(o):
+        need(set(o) == {'best', 'metric'}, f"fields {sorted(o)}, not ['best', 'metric']")
+        m = o['metric']; need(isinstance(m, dict) and sorted(m) == sorted(names), f'rates {sorted(m) if isinstance(m, dict) else m!r}, not {names}')
+        for k, v in m.items():
+            if v is not None: finite(v, -1e9, 1.0, f'metric at lr {k}')
+        need(o['best'] in lrs, f"best = {o['best']!r} is not one of the rates {names}")
+        need(o['best'] == _best(lrs, m), f"best = {o['best']!r} is not the rate of the best metric ({_best(lrs, m):g})")
+        return o
+    return check
+
+def _best(lrs, metric:dict) -> float:
+    return max(lrs, key=lambda x: -math.inf if metric[f'{x:g}'] is None else metric[f'{x:g}'])
+
 def lr_sweep(cfg:TrainConfig,                # the base config (its `lr` and `seed` are replaced)
              lrs:tuple=(3e-3, 1e-2),         # rates tried
              steps:int=150,                  # steps per short run
              seed:int=1000,                  # the sweep's own seed (outside the probed seeds)
              device='cpu', retrain:bool=False, progress:bool=False) -> dict:
-    "Short runs at each rate; returns {'best': lr, 'metric': {lr: held-out metric}} (cached)."
+    "Short runs at each rate; returns {'best': lr, 'metric': {lr: held-out metric, None where the run diverged}} (cached, checked on reading)."
+    lrs = tuple(float(x) for x in lrs)
+    if not lrs or not all(math.isfinite(x) and x > 0 for x in lrs): raise ValueError(f'lrs must be positive finite rates; got {lrs}')
     base = replace(cfg, seed=seed, steps=steps, lr=0.0)
     path = cache_dir() / f'sweep-{base.key()}-{"-".join(f"{x:g}" for x in lrs)}.json'
-    if path.exists() and not retrain: return json.loads(path.read_text())
+    if not retrain and (out := read_json(path, _sweep_check(lrs), 'learning-rate sweep')) is not None: return out
     res = {}
     for lr in lrs:
         _, met = train(replace(base, lr=lr, target=2.0), device, progress)
-        res[f'{lr:g}'] = met['final_metric'] if math.isfinite(met['final_metric']) else -math.inf
-    out = dict(best=float(max(res, key=res.get)), metric=res)
-    path.parent.mkdir(parents=True, exist_ok=True); path.write_text(json.dumps(out)); return out
+        res[f'{lr:g}'] = met['final_metric'] if math.isfinite(met['final_metric']) else None
+    out = dict(best=_best(lrs, res), metric=res)
+    write_json(path, out); return out
 
 def trained_family(rule:str, seeds, task:str='vector', device='cpu', retrain:bool=False, progress:bool=True, sweep:dict|None=None, **cfg) -> list:
     "Sweep the learning rate for `rule`, then train (or load) one model per seed: [(model, metrics), ...] and the sweep."

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from .families import FAMILIES
 from .designs import parse_design
 from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, cache_dir
+from .cache import read_json, write_json, need, finite, note
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
@@ -185,6 +186,25 @@ def _probe_key(cfg:TrainConfig, n:int) -> str:
     proto = json.dumps([DESIGNS, INTERVALS, PROBE_LEN, n], sort_keys=True)
     return f"probes-{cfg.key()}-" + hashlib.sha1(proto.encode()).hexdigest()[:10] + '.json'
 
+_SCALARS = ('s_acq', 'block_exp', 'block_ctrl', 'over_comp', 'over_single', 'BI', 'OI')
+
+def _probe_check(o:dict) -> dict:
+    "The check of cached probe results: every score finite (|x| <= 1e6), s_A and s_N at every interval, R at every m > 0, BI and OI their differences; intervals back as ints."
+    want = {*_SCALARS, 's_A', 's_N', 'R'}
+    need(set(o) == want, f"missing {sorted(want - set(o))}, unexpected {sorted(set(o) - want)}")
+    for k in _SCALARS: finite(o[k], -1e6, 1e6, k)
+    for k, ms in (('s_A', INTERVALS), ('s_N', INTERVALS), ('R', [m for m in INTERVALS if m])):
+        need(isinstance(o[k], dict) and sorted(o[k]) == sorted(str(m) for m in ms), f'{k} is not given at the intervals {list(ms)}')
+        for m, v in o[k].items(): finite(v, -1e6, 1e6, f'{k}[{m}]')
+    need(abs(o['BI'] - (o['block_ctrl'] - o['block_exp'])) <= 1e-9 * (1 + abs(o['BI'])), 'BI is not block_ctrl - block_exp')
+    need(abs(o['OI'] - (o['over_single'] - o['over_comp'])) <= 1e-9 * (1 + abs(o['OI'])), 'OI is not over_single - over_comp')
+    return {**o, **{k: {int(m): v for m, v in o[k].items()} for k in ('s_A', 's_N', 'R')}}
+
+def _store(path, r:dict):
+    "Cache one model's probe results (strict JSON, atomically); results with a non-finite score are used but not cached (one line)."
+    try: write_json(path, r)
+    except ValueError as e: note(f'pavlovattn: probe results for {path.name} not cached ({e}: a score is not finite)')
+
 def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
                    train_kw:dict|None=None, sweep:dict|None=None) -> dict:
     "Train/load one model per seed of `rule` (vector task) and measure it (probe results cached beside the checkpoint)."
@@ -194,11 +214,8 @@ def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device=
     for s in seeds:
         cfg = replace(base, seed=s, lr=sw['best']); path = cache_dir() / _probe_key(cfg, n)
         model, met = get_model(cfg, device, retrain, progress)
-        if path.exists() and not retrain and met.get('cached'):
-            r = json.loads(path.read_text()); r['R'] = {int(k): v for k, v in r['R'].items()}
-            for k in ('s_A', 's_N'): r[k] = {int(m): v for m, v in r[k].items()}
-        else:
-            r = measure_model(model, n, 0, device); path.write_text(json.dumps(r))
+        r = read_json(path, _probe_check, 'probe results') if not retrain and met.get('cached') else None
+        if r is None: r = measure_model(model, n, 0, device); _store(path, r)
         per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
 
@@ -329,6 +346,17 @@ def measure_rebind(model, n:int=500, seed:int=0, device='cpu', pairs:int=REBIND[
         out[name] = r
     return out
 
+def _rebind_check(conditions:dict):
+    "The check of cached repeated-key results: every condition, each with its six measures; accuracies, probabilities and shares in [0, 1], W in [-1, 1]."
+    def check(o):
+        need(set(o) == set(conditions), f'conditions: missing {sorted(set(conditions) - set(o))}, unexpected {sorted(set(o) - set(conditions))}')
+        for c, r in o.items():
+            need(isinstance(r, dict) and sorted(r) == sorted(('acc_new', 'acc_old', 'p_new', 'p_old', 'W', 'share_old')), f'{c}: fields {sorted(r) if isinstance(r, dict) else r!r}')
+            for k, v in r.items(): finite(v, -1.0 if k == 'W' else 0.0, 1.0, f'{c} {k}')
+            need(abs(r['W'] - (r['acc_new'] - r['acc_old'])) <= 1e-9, f'{c}: W is not acc_new - acc_old')
+        return o
+    return check
+
 def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], device='cpu', retrain:bool=False, progress:bool=True,
                           train_kw:dict|None=None) -> dict:
     "Train/load one repeated-key model per seed of `rule` and measure it (probe results cached beside the checkpoint)."
@@ -338,8 +366,8 @@ def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], de
     for s in seeds:
         cfg = replace(base, seed=s); path = cache_dir() / (f'rebind-{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10] + '.json')
         model, met = get_model(cfg, device, retrain, progress)
-        if path.exists() and not retrain and met.get('cached'): r = json.loads(path.read_text())
-        else: r = measure_rebind(model, n, 0, device); path.write_text(json.dumps(r))
+        r = read_json(path, _rebind_check(REBIND['conditions']), 'repeated-key probe results') if not retrain and met.get('cached') else None
+        if r is None: r = measure_rebind(model, n, 0, device); _store(path, r)
         per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr)
 

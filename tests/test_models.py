@@ -76,7 +76,8 @@ def test_lr_sweep_cached(tmp_path, monkeypatch):
     cfg = TrainConfig(task='vector', rule='hebbian', batch=4, d_model=16, eval_every=2, eval_batch=8)
     sw = lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4)
     assert sw['best'] in (1e-3, 1e-2) and set(sw['metric']) == {'0.001', '0.01'}
-    files = list(cache_dir().glob('sweep-*.json')); assert len(files) == 1 and json.loads(files[0].read_text()) == sw
+    files = list(cache_dir().glob('sweep-*.json')); assert len(files) == 1
+    assert {k: v for k, v in json.loads(files[0].read_text()).items() if k != 'code_version'} == sw
     assert lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4) == sw
 
 def test_rebind_task_rebinds_keys_in_every_sequence():
@@ -84,3 +85,71 @@ def test_rebind_task_rebinds_keys_in_every_sequence():
     for i in range(64):
         k = x[i][(x[i] > 0) & (x[i] < t.vocab // 2)]                  # key tokens: pairs and queries
         assert len(set(k.tolist())) == 3 and len(k) >= 4 + 3           # >= 4 pairs over 3 keys: some key is rebound
+
+
+# Robustness wave 3, reproducer 3: checkpoints are loaded with weights_only=True and checked (version, key, hash); a bad one is retrained.
+TINY = dict(task='vector', rule='delta', steps=4, batch=4, d_model=16, n_layers=1, eval_every=2, eval_batch=8)
+
+class _Evil:
+    def __init__(self, marker): self.marker = marker
+    def __reduce__(self): import os; return (os.system, (f'touch {self.marker}',))
+
+def _rebuilt(capsys, call):
+    "Run `call`; the one stderr line it printed (it must print exactly one)."
+    capsys.readouterr(); out = call(); err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and 'unusable' in err and 'Traceback' not in err, err
+    return out, err
+
+def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, capsys):
+    import io, os
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
+    cfg = TrainConfig(**TINY); b = TASKS['vector'].batch(3, torch.Generator().manual_seed(1))
+    ref, _ = get_model(cfg, progress=False); path = cache_dir() / f'{cfg.key()}.pt'; good = path.read_bytes()
+    with torch.no_grad(): want = ref(b)
+    other = {}
+    for name, c in (('seed', TrainConfig(**{**TINY, 'seed': 1})), ('width', TrainConfig(**{**TINY, 'd_model': 8}))):
+        get_model(c, progress=False); other[name] = (cache_dir() / f'{c.key()}.pt').read_bytes()
+    ck = torch.load(io.BytesIO(good), weights_only=True)
+    def saved(**change):
+        buf = io.BytesIO(); torch.save({**ck, **change}, buf); return buf.getvalue()
+    big = max(ck['state'].values(), key=lambda t: t.numel()).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+    at = good.find(big); assert at > 0
+    flipped = bytearray(good); flipped[at + len(big) // 2] ^= 0x10
+    evil = io.BytesIO(); marker = tmp_path / 'ran'; torch.save({'state': _Evil(marker)}, evil)
+    cases = {'last byte dropped': (good[:-1], 'plain tensors'), 'empty': (b'', 'plain tensors'), 'flipped tensor byte': (bytes(flipped), 'hash'),
+             'pickled code': (evil.getvalue(), 'plain tensors'), "another seed's file": (other['seed'], 'it holds'),
+             "another width's file": (other['width'], 'it holds'), 'another version': (saved(code_version='pavlovattn 0.0.1'), 'made by'),
+             'old format (no hash)': (saved(sha256=None, code_version=None), 'made by'),
+             'tensors edited, hash kept': (saved(state={k: v + 1 for k, v in ck['state'].items()}), 'hash'),
+             'key matches, config not': (saved(key='x'), 'filed under')}
+    for name, (data, why) in cases.items():
+        path.write_bytes(data)
+        (model, met), err = _rebuilt(capsys, lambda: get_model(cfg, progress=False))
+        assert not met['cached'] and why in err, (name, err)
+        with torch.no_grad(): torch.testing.assert_close(model(b), want, rtol=0, atol=0)
+        assert get_model(cfg, progress=False)[1]['cached'], name            # rebuilt: the next call loads it
+    assert not marker.exists()                                             # the pickled call never ran
+    path.write_bytes(other['seed'])
+    with pytest.raises(ValueError, match='it holds'): load_checkpoint(path, cfg=cfg)
+    assert [p.name for p in cache_dir().iterdir() if p.name.startswith('.')] == []   # no temporary file left
+
+# Reproducer 4: the JSON sweep cache is written atomically and checked when read; a bad entry is rebuilt with one line.
+def test_damaged_sweep_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
+    from pavlovattn.cache import CODE_VERSION
+    cfg = TrainConfig(**TINY); kw = dict(lrs=(1e-3, 1e-2), steps=2)
+    sw = lr_sweep(cfg, **kw); (path,) = cache_dir().glob('sweep-*.json')
+    v = dict(code_version=CODE_VERSION)
+    cases = {'empty': (b'', 'Expecting value'), 'truncated': (path.read_bytes()[:20], 'line 1'), '{}': (b'{}', 'made by'),
+             'no metric': (json.dumps(dict(best=0.01, **v)).encode(), 'fields'),
+             'best 1e9': (json.dumps(dict(best=1e9, metric=sw['metric'], **v)).encode(), 'not one of the rates'),
+             'best not the best': (json.dumps(dict(best=[x for x in (1e-3, 1e-2) if x != sw['best']][0], metric=sw['metric'], **v)).encode(), 'not the rate of the best'),
+             'NaN metric': (json.dumps(dict(best=sw['best'], metric={'0.001': float('nan'), '0.01': 0.1}, **v)).encode(), 'non-finite'),
+             'metric 7': (json.dumps(dict(best=0.01, metric={'0.001': 0.1, '0.01': 7.0}, **v)).encode(), 'outside'),
+             'other rates': (json.dumps(dict(best=0.01, metric={'0.01': 0.1}, **v)).encode(), 'rates')}
+    for name, (data, why) in cases.items():
+        path.write_bytes(data)
+        out, err = _rebuilt(capsys, lambda: lr_sweep(cfg, **kw))
+        assert out == sw and why in err, (name, err)
+        assert lr_sweep(cfg, **kw) == sw and capsys.readouterr().err == ''
+    with pytest.raises(ValueError, match='positive finite'): lr_sweep(cfg, lrs=(1e9, float('nan')), steps=2)

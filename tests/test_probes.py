@@ -134,3 +134,35 @@ def test_rebind_rule():
     stats = summarize_rebind(dict(rule='delta', per_seed=[measure_rebind(CountOracle(last=True), n=8)] * 3,
                                   train=[dict(final_metric=1.0, steps=1, seconds=0.0)] * 3))
     assert stats['cond']['3:1']['W']['mean'] == 1.0 and stats['cond']['3:1']['W']['margin'] == REBIND['margin']
+
+# Robustness wave 3, reproducer 4: the probe caches are written atomically (strict JSON) and checked on reading; a bad entry is rebuilt with one line.
+TINY_TRAIN = dict(steps=2, batch=4, d_model=16, n_layers=1, eval_every=2, eval_batch=8)
+
+def _damage_cases(path, good:dict, drop:str, big:str):
+    import json
+    from pavlovattn.cache import CODE_VERSION
+    enc = lambda o: json.dumps({**o, 'code_version': CODE_VERSION}).encode()
+    return {'empty': (b'', 'Expecting value'), 'truncated': (path.read_bytes()[:-7], 'line 1'), '{}': (b'{}', 'made by'),
+            'no ' + drop: (enc({k: v for k, v in good.items() if k != drop}), drop), 'not an object': (b'[]', 'not an object'),
+            'NaN': (path.read_bytes().replace(b'"code_version"', b'"x": NaN, "code_version"'), 'non-finite'),
+            'too big': (enc({**good, big: 1e9} if not isinstance(good[big], dict) else {**good, big: {**good[big], 'W': 1e9}}), 'outside')}
+
+def test_damaged_probe_caches_are_rebuilt(tmp_path, monkeypatch, capsys):
+    from pavlovattn.probes import measure_family, measure_rebind_family
+    from pavlovattn.models import cache_dir
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
+    for fn, kw, pat, drop, big in (
+            (measure_family, dict(sweep=dict(lrs=(1e-2,), steps=2)), 'probes-*.json', 'R', 'BI'),
+            (measure_rebind_family, {}, 'rebind-*.json', 'ctrl', '3:1')):
+        run = lambda: fn('delta', seeds=(0,), n=8, progress=False, train_kw=dict(TINY_TRAIN, lr=1e-2) if fn is measure_rebind_family else TINY_TRAIN, **kw)
+        first = run(); (path,) = cache_dir().glob(pat); capsys.readouterr()
+        again = run(); assert again['per_seed'] == first['per_seed'] and again['train'][0]['cached'] and capsys.readouterr().err == ''
+        good = first['per_seed'][0]
+        good = {k: ({str(m): x for m, x in v.items()} if k in ('R', 's_A', 's_N') else v) for k, v in good.items()}
+        for name, (data, why) in _damage_cases(path, good, drop, big).items():
+            path.write_bytes(data); capsys.readouterr()
+            out = run(); err = capsys.readouterr().err
+            assert len(err.splitlines()) == 1 and why in err and 'rebuilding it' in err, (name, err)
+            assert out['per_seed'] == first['per_seed'], name
+            run(); assert capsys.readouterr().err == '', name                     # rebuilt: read back without a word
+    assert [p.name for p in cache_dir().iterdir() if p.name.startswith('.')] == []
