@@ -10,6 +10,7 @@ import torch
 import pandas as pd
 from .core import recur, RULES, FAMILIES, family
 from .families import _threads
+from . import families
 
 # %% auto #0
 __all__ = ['GRID_KEYINGS', 'GRID_RATES', 'blocking_general', 'simulate_blocking', 'Blocking', 'blocking_onehot',
@@ -47,18 +48,10 @@ def blocking_general(a,                 # phase-1 key `[..., dk]` (A's key; C's 
     a, b, c = _f64(a), _f64(b), _f64(c)
     n1, n2, lam, beta = _f64(n1), _f64(n2), _f64(lam), _f64(beta)
     g = _f64(_rule_gamma(rule, gamma))
-    ab, cb = (a * b).sum(-1), (c * b).sum(-1)
-    fam = family(rule)
-    if fam.exemplar:
-        s = beta * (n1 * torch.exp(ab / tau) + n2 * torch.exp(cb / tau))
-        return lam * s / (sink + s)
-    if not fam.error_correcting: return beta * lam * (g**n2 * _geo(g, n1) * ab + _geo(g, n2) * cb)   # hebbian: g = 1
-    aa, cc, ac = (a * a).sum(-1), (c * c).sum(-1), (a * c).sum(-1)
-    fixed = lambda k2: beta * lam * k2 / (1 - g + g * beta * k2)     # y*, the asymptote of the read-out along k
-    p1 = fixed(aa) * (1 - (g * (1 - beta * aa))**n1)
-    ystar = fixed(cc)
-    yn = ystar + (p1 * ac / aa - ystar) * (g * (1 - beta * cc))**n2
-    return g**n2 * p1 / aa * (ab - ac * cb / cc) + yn * cb / cc
+    shape = torch.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape[:-1], n1.shape, n2.shape, beta.shape, g.shape, lam.shape)
+    ex = lambda k: k.expand(*shape, k.shape[-1])
+    out = families.blocked_closed_form(family(rule), [(n1, ex(a), 1.0), (n2, ex(c), 1.0), (1, ex(b), None)], beta, g, lam, tau, sink)
+    return out[0] if torch.is_tensor(out[0]) else torch.tensor(out[0], dtype=torch.float64)   # the family's own answers, composed
 
 # %% ../nbs/03_blocking.ipynb #cdb9fa63
 def simulate_blocking(rule:str,            # one of `RULES`
@@ -201,11 +194,11 @@ def blocking_contiguity(rule:str,        # 'hebbian', 'decay' or 'softmax'
                        ) -> Blocking:
     "V_B in both groups for the families without error correction, unit cues, summed compound (derived on this page)."
     fam = family(rule)
-    if fam.error_correcting: raise ValueError(f"blocking_contiguity is for the families without error correction; got {rule!r}")
+    if fam.model not in ('contiguity', 'exemplar'): raise ValueError(f"blocking_contiguity is for the families without error correction; got {rule!r}")
     n1, n2, beta, lam, rho, rho_c = map(_f64, (n1, n2, beta, lam, rho, rho_c))
     g = _f64(_rule_gamma(rule, gamma))
     def vb(r):
-        if not fam.exemplar: return beta * lam * (r * g**n2 * _geo(g, n1) + (1 + rho) * _geo(g, n2))   # hebbian: g = 1
+        if fam.model == 'contiguity': return beta * lam * (r * g**n2 * _geo(g, n1) + (1 + rho) * _geo(g, n2))   # hebbian: g = 1
         s = beta * (n1 * torch.exp(r / tau) + n2 * torch.exp((1 + rho) / tau))
         return lam * s / (sink + s)
     return Blocking(vb(rho), vb(rho_c))
@@ -247,12 +240,12 @@ def _special_case(rule, keying, n1, n2, beta, gamma):
     kw = GRID_KEYINGS[keying]
     rho, rc = kw.get('overlap', 0.0), kw.get('overlap_c', kw.get('overlap', 0.0))
     fam = family(rule)
-    if fam.error_correcting and fam.gate == 'none':
+    if fam.model == 'rw' and 'gamma' not in fam.params:              # which special case applies: the conditioning model the family says it is
         if keying == 'normalize': return blocking_normalized(n1, n2, beta)
         if keying == 'salience': return blocking_onehot(n1, n2, beta, alpha_a=0.7, alpha_b=0.4)
         return blocking_overlap(n1, n2, beta, rho, rho_c=rc)
-    if fam.error_correcting and keying == 'onehot': return blocking_gated(n1, n2, beta, gamma)
-    if not fam.error_correcting and 'salience' not in kw and not kw.get('normalize'):
+    if fam.model == 'rw' and keying == 'onehot': return blocking_gated(n1, n2, beta, gamma)
+    if fam.model in ('contiguity', 'exemplar') and 'salience' not in kw and not kw.get('normalize'):
         return blocking_contiguity(rule, n1, n2, beta, gamma, rho=rho, rho_c=rc)
     return None
 

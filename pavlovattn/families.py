@@ -104,8 +104,11 @@ def check_params(fam:Family,      # the family
 
 # %% ../nbs/00c_families.ipynb #34423b3e
 def _geo(a, n):
-    "1 + a + ... + a^(n-1) (n where a = 1)."
-    return n if a == 1 else (1 - a**n) / (1 - a)
+    "1 + a + ... + a^(n-1) (n where a = 1); numbers or tensors (element-wise)."
+    if not (torch.is_tensor(a) or torch.is_tensor(n)): return n if a == 1 else (1 - a**n) / (1 - a)
+    a, n = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(n, dtype=torch.float64)
+    one = a == 1
+    return torch.where(one, n, (1 - a**n) / torch.where(one, torch.ones_like(a), 1 - a))
 
 def _acq_hebbian(n, lam, k2, beta, gamma, x0, **_): return x0 + n * beta * lam * k2
 def _acq_decay(n, lam, k2, beta, gamma, x0, **_): return gamma**n * x0 + beta * lam * k2 * _geo(gamma, n)
@@ -128,7 +131,7 @@ def _blocked_softmax(blocks, beta, gamma, lam, tau, sink):
     mem, out = [], []
     for n, k, l in blocks:
         if l is None:
-            s = [(n_ * beta * math.exp(float(k @ k_) / tau), l_) for n_, k_, l_ in mem]
+            s = [(n_ * beta * torch.exp((k * k_).sum(-1) / tau), l_) for n_, k_, l_ in mem]
             out.append(sum(w * l_ for w, l_ in s) / (sink + sum(w for w, _ in s)))
         else: mem.append((n, k, l * lam))
     return out
@@ -599,22 +602,25 @@ def blocked_closed_form(fam:Family,   # the family
                         gamma=None,   # the family's γ (default: its own; 1 where it has none)
                         lam:float=1.0, tau:float=1.0, sink:float=1.0,   # US scale; softmax's temperature and sink weight
                        ) -> list:     # the probe read-outs, in order
-    "Closed-form probe read-outs of a blocked design (one US) from the family's own answers: `blocked`, else `acquisition` and `rest` composed."
+    "Closed-form probe read-outs of a blocked design (one US) from the family's own answers: `blocked`, else `acquisition` and `rest` composed. Keys `[dk]` give numbers; batched keys `[..., dk]` (with counts, rates and γ broadcasting against them) give tensors."
     g = fam.gamma_or_default(gamma) if 'gamma' in fam.params else 1.0
-    blocks = [(n, torch.as_tensor(k, dtype=torch.float64), l) for n, k, l in blocks]
-    if fam.blocked is not None: return fam.blocked(blocks, beta, g, lam, tau, sink)
+    blocks = [(torch.as_tensor(n, dtype=torch.float64), torch.as_tensor(k, dtype=torch.float64), l) for n, k, l in blocks]
+    one = all(k.dim() == 1 for _, k, _ in blocks) and not any(torch.is_tensor(x) and x.numel() > 1 for x in (beta, g, lam))
+    done = lambda out: [float(x) for x in out] if one else out
+    if fam.blocked is not None: return done(fam.blocked(blocks, beta, g, lam, tau, sink))
     if fam.acquisition is None or fam.rest is None:
         raise ValueError(f"the {fam.name} family gives no closed form of a blocked design (it has no "
                          f"{'acquisition closed form' if fam.acquisition is None else 'rest factor'})")
-    w, out = torch.zeros_like(blocks[0][1]) if blocks else None, []
+    w, out = (torch.zeros_like(blocks[0][1]) if blocks else None), []
+    dot = lambda x, y: (x * y).sum(-1)
     for n, k, l in blocks:
-        if l is None: out.append(float(w @ k)); continue
-        k2 = float(k @ k); r = fam.rest(n, g)
-        if k2 == 0: w = r * w; continue                                  # a US-alone step: only forgetting
-        x = float(w @ k)
-        xn = float(fam.acquisition(torch.tensor(float(n), dtype=torch.float64), l * lam, k2, beta, g, x))
-        w = r * (w - x * k / k2) + xn * k / k2
-    return out
+        if l is None: out.append(dot(w, k)); continue
+        k2, r, x = dot(k, k), fam.rest(n, g), dot(w, k)
+        r = torch.as_tensor(r, dtype=torch.float64)[..., None]
+        xn = fam.acquisition(n, l * lam, k2, beta, g, x)
+        k2s = torch.where(k2 > 0, k2, torch.ones_like(k2))[..., None]     # a US-alone step (k = 0): only forgetting
+        w = torch.where(k2[..., None] > 0, r * (w - x[..., None] * k / k2s) + torch.as_tensor(xn, dtype=torch.float64)[..., None] * k / k2s, r * w)
+    return done(out)
 
 # %% ../nbs/00c_families.ipynb #c4aae016
 def kernel_available(device='cuda') -> str|None:

@@ -75,7 +75,7 @@ def test_cuda_without_a_gpu_names_the_command(argv, start):
     (['score', '--format', 'csv'], "pavlovattn score: unknown format 'csv'"),
     (['fit', '--steps', '0'], 'pavlovattn fit: --steps must be at least 1'),
     (['fit', '--held-out', 'renewal'], 'pavlovattn fit: --held-out needs --joint'),
-    (['explode'], "pavlovattn: argument {run,reproduce,score,fit}: invalid choice: 'explode'"),
+    (['explode'], "pavlovattn: argument {run,reproduce,score,fit,battery}: invalid choice: 'explode'"),
     (['--versoin'], 'pavlovattn: unrecognized arguments: --versoin'),
 ])
 def test_every_error_starts_with_the_command(argv, start):
