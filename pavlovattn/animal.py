@@ -13,8 +13,9 @@ from .families import FAMILIES, family
 from .designs import parse_design, trial_orders
 
 # %% auto #0
-__all__ = ['DATA', 'DEFAULTS', 'Experiment', 'load_experiments', 'experiments', 'select', 'Batch', 'compile_batch', 'strengths',
-           'response', 'respond', 'pearson', 'ordinal', 'score', 'fit']
+__all__ = ['DATA', 'DEFAULTS', 'CHANCE', 'Experiment', 'load_experiments', 'experiments', 'select', 'Batch', 'compile_batch',
+           'strengths', 'response', 'respond', 'pearson', 'ordinal', 'score', 'fit', 'sign_agreement', 'score_matrix',
+           'bootstrap', 'summarize', 'same_at_defaults', 'compare', 'param_grid', 'cross_validate']
 
 # %% ../nbs/14_animal_data.ipynb #an0006
 DATA = Path(__file__).parent/'data'/'experiments.csv' if '__file__' in globals() else Path('../pavlovattn/data/experiments.csv')
@@ -260,7 +261,7 @@ def ordinal(x, y, tol:float=1e-9) -> float|None:
 DEFAULTS = dict(beta=0.1, gamma=None, tau=None)    # the parameters `score` uses unless told otherwise (γ: the family's default)
 
 def _report(batch, rule, V, params_of) -> list:
-    "Per experiment: groups (observed, predicted, strength), the response model, r (of predicted with observed; of s·V where the fitted map is flat) and ordinal agreement."
+    "Per experiment: groups (observed, predicted, strength), the response model, r (of predicted with observed; of s·V where the fitted map is flat; None for two points), sign agreement (two points only) and ordinal agreement."
     out = []
     for ei, e in enumerate(batch.exps):
         m = batch.exp_of_point == ei
@@ -271,7 +272,8 @@ def _report(batch, rule, V, params_of) -> list:
         out.append(dict(id=e.id, phenomenon=e.phenomenon, citation=e.citation, measure=e.measure, direction=e.direction,
                         groups=groups, params=dict(params_of(ei), a=float(a), b=float(b)),
                         response=dict(kind=e.response, a=float(a), b=float(b)) | (dict(lo=e.bounds[0], hi=e.bounds[1]) if e.bounds else {}),
-                        r=pearson(pred, y) if b > 0 else pearson(x, y), ordinal=ordinal(x, y)))
+                        r=None if len(y) == 2 else pearson(pred, y) if b > 0 else pearson(x, y),   # two points: r is only a sign
+                        sign=sign_agreement(x, y) if len(y) == 2 else None, ordinal=ordinal(x, y)))
     return out
 
 def _not_expressible() -> list:
@@ -375,3 +377,155 @@ def fit(rule:str='delta',        # a family of `FAMILIES`
                 settings=dict(steps=steps, restarts=restarts, lr=lr, subjects=subjects, seed=seed, fit_salience=fit_salience,
                               held_out=list(held_out), seconds=round(time.perf_counter() - t0, 2)),
                 experiments=res, not_expressible=_not_expressible())
+
+# %% ../nbs/14_animal_data.ipynb #an0051
+def sign_agreement(x, y, tol:float=1e-9) -> float|None:
+    "A two-point experiment's score: 1 if `x` orders its two points as the animals did, 0 if the other way, ½ for a tie in `x`; None where the animals tie or the experiment has not exactly two points."
+    x, y = [float(a) for a in x], [float(a) for a in y]
+    if len(x) != 2 or y[0] == y[1]: return None
+    dx = x[1] - x[0]
+    if abs(dx) <= tol * max(1e-12, abs(x[0]), abs(x[1])): return 0.5
+    return float((dx > 0) == (y[1] > y[0]))
+
+CHANCE = dict(r=0.0, sign=0.5, ordinal=0.5)   # the value an experiment a family cannot score counts at: no ordering of the groups
+
+def score_matrix(results:dict,  # family -> a result of `score`, `fit` or `cross_validate` (its `experiments`)
+                 key:str='ordinal', # 'r' (experiments with 3+ points), 'sign' (two points) or 'ordinal' (every experiment)
+                ) -> tuple:     # (DataFrame experiments x families, DataFrame of the same shape: True where the score was undefined)
+    "One score of every family on one set of experiments: the union of the experiments any result holds (for `r`: those with 3+ points; `sign`: those with two), an undefined or missing score counted at `CHANCE` (a loss against any family that orders the groups), never dropped."
+    import pandas as pd
+    n_pts = {e['id']: len(e['groups']) for res in results.values() for e in res['experiments']}
+    keep = {'r': lambda n: n >= 3, 'sign': lambda n: n == 2, 'ordinal': lambda n: True}[key]
+    ids = [i for i in dict.fromkeys(e['id'] for res in results.values() for e in res['experiments']) if keep(n_pts[i])]
+    val = {rule: {e['id']: e.get(key) for e in res['experiments']} for rule, res in results.items()}
+    raw = pd.DataFrame({rule: [val[rule].get(i) for i in ids] for rule in results}, index=ids, dtype=float)
+    return raw.fillna(CHANCE[key]), raw.isna()
+
+def bootstrap(M,                 # `[E, F]` per-experiment scores (array or DataFrame): experiments are the resampled units
+              n:int=10_000,      # resamples
+              seed:int=0,
+              level:float=0.95,
+             ) -> tuple:         # (mean `[F]`, lo `[F]`, hi `[F]`)
+    "Percentile bootstrap of the column means over experiments, seeded; every column uses the same resamples, so a difference of two columns is paired."
+    import numpy as np
+    A = np.asarray(M, dtype=float)
+    if A.ndim == 1: A = A[:, None]
+    if len(A) == 0: nan = np.full(A.shape[1], np.nan); return nan, nan, nan
+    idx = np.random.default_rng(seed).integers(0, len(A), size=(n, len(A)))
+    means = A[idx].mean(1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return A.mean(0), lo, hi
+
+def summarize(results:dict,      # family -> result (`score`, `fit`, `cross_validate`)
+              n:int=10_000, seed:int=0, level:float=0.95,
+             ) -> 'pd.DataFrame':
+    "Every family on the same experiments: mean r (3+ points), mean sign agreement (two points) and mean ordinal agreement (all), each with its bootstrap interval over experiments, and how many of its experiments were undefined (counted at chance)."
+    import pandas as pd
+    out = {}
+    for key in ('r', 'sign', 'ordinal'):
+        M, undef = score_matrix(results, key)
+        m, lo, hi = bootstrap(M, n, seed, level)
+        out[f'mean {key}'], out[f'{key} lo'], out[f'{key} hi'] = m, lo, hi
+        out[f'{key} n'] = [len(M)] * M.shape[1]; out[f'{key} undefined'] = undef.sum().to_numpy()
+    return pd.DataFrame(out, index=list(results))
+
+def same_at_defaults(batch:Batch, rules=None, tol:float=1e-12) -> list:
+    "Groups of families that predict the same strength at every data point of `batch` at `DEFAULTS` (the same model at its default γ): each group once, in `rules` order."
+    rules = list(rules or RULES)
+    with torch.no_grad(): V = {r: strengths(batch, r, DEFAULTS['beta']) for r in rules}
+    groups = []
+    for r in rules:
+        for g in groups:
+            if float((V[g[0]] - V[r]).abs().max()) <= tol * (1 + float(V[g[0]].abs().max())): g.append(r); break
+        else: groups.append([r])
+    return groups
+
+def compare(M,                   # `[E, F]` per-experiment scores (DataFrame: families as columns)
+            n:int=10_000, seed:int=0, level:float=0.95,
+           ) -> dict:
+    "The best column by mean, the runner-up, and for every other column the paired bootstrap interval of best minus it (over experiments); `separated`: the interval lies above 0."
+    import numpy as np
+    cols = list(M.columns); A = M.to_numpy(float)
+    order = sorted(range(len(cols)), key=lambda j: -A[:, j].mean())
+    b = order[0]
+    D = A[:, [b]] - A[:, order[1:]]
+    m, lo, hi = bootstrap(D, n, seed, level)
+    diffs = {cols[j]: dict(diff=float(m[i]), lo=float(lo[i]), hi=float(hi[i]), separated=bool(lo[i] > 0)) for i, j in enumerate(order[1:])}
+    return dict(best=cols[b], mean=float(A[:, b].mean()), runner_up=cols[order[1]] if len(order) > 1 else None,
+                margin=diffs[cols[order[1]]] if len(order) > 1 else None, against=diffs,
+                not_separated=[c for c, d in diffs.items() if not d['separated']], n_experiments=len(A), level=level, resamples=n, seed=seed)
+
+
+# %% ../nbs/14_animal_data.ipynb #an0052
+def param_grid(rule:str,          # a family of `FAMILIES`
+               batch:Batch,       # the experiments (β's upper end is the family's rate bound on them)
+               n_beta:int=12,     # β values, geometric from bmax/500 to bmax
+               gammas=(0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0),  # γ values (families with a γ)
+               taus=(0.2, 0.5, 1.0, 2.0, 5.0),                   # τ values (families with a temperature)
+              ) -> list:          # [dict(beta=..., gamma=..., tau=...)]: the family's own parameters only
+    "The grid a grid-search joint fit searches: every combination of the family's own parameters (asked of `family(rule).params`)."
+    fam = family(rule); bmax = _bounds(batch, fam)
+    axes = dict(beta=[bmax * (1 / 500) ** (1 - i / max(1, n_beta - 1)) for i in range(n_beta)])
+    if 'gamma' in fam.params: axes['gamma'] = list(gammas)
+    if 'tau' in fam.params: axes['tau'] = list(taus)
+    return [dict(zip(axes, v)) for v in itertools.product(*axes.values())]
+
+def cross_validate(rule:str='delta',  # a family of `FAMILIES`
+                   ids=None,          # experiment ids (default: every expressible one)
+                   grid=None,         # parameter sets to search (default: `param_grid`)
+                   batch:Batch|None=None, subjects:int=4, seed:int=0, device='cpu',
+                  ) -> dict:
+    """Leave-one-experiment-out cross-validation of the joint fit (one parameter set for all experiments) by grid search: the loss of
+    every experiment at every grid point is computed once; fold f's fit is the grid point with the lowest mean loss on the other
+    experiments, and experiment f is scored there (its response map a, b is its own, as for every held-out experiment; r, sign and
+    ordinal agreement do not depend on it). Also returns the all-experiment grid fit (`in_sample`)."""
+    fam = family(rule)
+    batch = batch or compile_batch(select(ids), subjects, seed, device=device)
+    E = len(batch.exps)
+    if E < 2: raise ValueError('leave-one-experiment-out needs at least two experiments')
+    grid = grid or param_grid(rule, batch)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        Vs = [strengths(batch, rule, **g) for g in grid]
+        L = torch.stack([_loss(batch, V, E) for V in Vs])                    # [G, E]
+    train = (L.sum(1, keepdim=True) - L) / (E - 1)                           # [G, E]: fold f's training loss at each grid point
+    pick = train.argmin(0).tolist()                                          # fold f's fit (first of equal ones)
+    full = int(L.mean(1).argmin())
+    reps = {g: _report(batch, rule, Vs[g], lambda ei, g=g: grid[g]) for g in set(pick) | {full}}
+    held = []
+    for f, g in enumerate(pick):
+        e = dict(reps[g][f]); e['loss'] = float(L[g, f]); e['train_loss'] = float(train[g, f]); e['held_out'] = True
+        held.append(e)
+    ins = [dict(e, loss=float(L[full, i]), held_out=False) for i, e in enumerate(reps[full])]
+    return dict(rule=rule, mode='leave-one-experiment-out (joint fit by grid search)', params=grid[full],
+                fold_params=[grid[g] for g in pick], settings=dict(grid=len(grid), subjects=subjects, seed=seed,
+                seconds=round(time.perf_counter() - t0, 2)), experiments=held,
+                in_sample=dict(params=grid[full], loss=float(L[full].mean()), experiments=ins), not_expressible=_not_expressible())
+
+
+# %% ../nbs/14_animal_data.ipynb #an0053
+from .registry import claim, Verdict
+
+@claim('animal-best-family',
+       "On CCNLab's classic experiments (every expressible one: 27 when written), at the scoring parameters (β = 0.1, each family's "
+       "default γ, τ = 1), one family orders the animals' group means best: the family of `RULES` with the highest mean ordinal "
+       "agreement (every experiment weighted once; an undefined score counted at chance, ½), named with its margin over the "
+       "runner-up (the best family that does not predict the same strengths as it at these parameters)",
+       source='ours (issue 34: the animal data scored with their uncertainty)',
+       expected="pass iff the 95% paired percentile bootstrap interval (10,000 resamples of the experiments, seed 0) of the best "
+                "family's mean ordinal agreement minus the runner-up's lies above 0; otherwise the data cannot separate the two (fail)")
+def _claim_best_family(full=False, device='cpu'):
+    b = compile_batch(select(), device=device)
+    groups = same_at_defaults(b)
+    shown = [g[0] for g in groups]
+    res = {r: score(r, batch=b) for r in shown}
+    M, _ = score_matrix(res, 'ordinal')
+    c = compare(M)
+    same = next(g for g in groups if g[0] == c['best'])
+    m = c['margin']
+    name = ' = '.join(same)
+    msg = (f"best: {name} (mean ordinal {c['mean']:.3f} over {c['n_experiments']} experiments); runner-up {c['runner_up']}: "
+           f"difference {m['diff']:+.3f}, 95% CI [{m['lo']:+.3f}, {m['hi']:+.3f}]: "
+           + ('separated' if m['separated'] else 'the data cannot separate the two'))
+    return Verdict(msg, m['separated'], dict(c, identical=same, ci=[m['lo'], m['hi']]))
+

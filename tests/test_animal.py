@@ -247,3 +247,104 @@ def test_score_and_fit_on_cuda_equal_cpu(rule):
     fa, fb = fit(rule, ids=ids, steps=5, restarts=1), fit(rule, ids=ids, steps=5, restarts=1, device='cuda')
     for x, y in zip(fa['experiments'], fb['experiments']):
         for k, v in x['params'].items(): assert abs(v - y['params'][k]) < 1e-6, (x['id'], k)
+
+
+# --- scores with their uncertainty (issue 34) ---
+
+from pavlovattn.animal import (sign_agreement, score_matrix, bootstrap, summarize, same_at_defaults, compare, param_grid,
+                               cross_validate, CHANCE, _loss)
+
+
+def test_two_point_experiments_scored_by_sign_not_r():
+    b = compile_batch(select())
+    res = score('delta', batch=b)
+    two = [e for e in res['experiments'] if len(e['groups']) == 2]
+    assert len(two) >= 3
+    for e in two:
+        assert e['r'] is None and e['sign'] in (0., 0.5, 1.) and e['sign'] == e['ordinal']   # two points: sign = ordinal
+        x = [g['strength'] * (1 if e['direction'] == 'up' else -1) for g in e['groups']]; y = [g['observed'] for g in e['groups']]
+        assert e['sign'] == (0.5 if x[0] == x[1] else float((x[1] > x[0]) == (y[1] > y[0])))
+    assert all(e['sign'] is None and (e['r'] is None or len(e['groups']) >= 3) for e in res['experiments'] if len(e['groups']) != 2)
+    assert sign_agreement([1., 2.], [5., 3.]) == 0. and sign_agreement([1., 1.], [5., 3.]) == 0.5 and sign_agreement([1., 2.], [3., 3.]) is None
+    assert sign_agreement([1., 2., 3.], [1., 2., 3.]) is None
+
+
+def test_every_family_on_the_same_experiments_undefined_counted_at_chance():
+    b = compile_batch(select())
+    res = {r: score(r, batch=b) for r in ('hebbian', 'delta')}
+    n3 = sum(len(e.points) >= 3 for e in b.exps); n2 = sum(len(e.points) == 2 for e in b.exps)
+    S = summarize(res, n=2000)
+    assert (S['r n'] == n3).all() and (S['sign n'] == n2).all() and (S['ordinal n'] == len(b.exps)).all()
+    heb = [e['r'] for e in res['hebbian']['experiments'] if len(e['groups']) >= 3]
+    assert sum(r is None for r in heb) == S.loc['hebbian', 'r undefined'] > 0
+    assert S.loc['hebbian', 'mean r'] == pytest.approx(sum(0. if r is None else r for r in heb) / n3, abs=1e-12)
+    # an experiment missing from a family's result is a loss at chance, not a dropped row
+    cut = dict(res['delta'], experiments=res['delta']['experiments'][1:])
+    M, undef = score_matrix({'hebbian': res['hebbian'], 'delta': cut}, 'ordinal')
+    assert len(M) == len(b.exps) and M['delta'].iloc[0] == CHANCE['ordinal'] and undef['delta'].iloc[0]
+
+
+def test_bootstrap_seeded_paired_and_by_hand():
+    import numpy as np
+    A = np.array([[1., 0.], [0.5, 0.5], [0., 1.], [1., 1.], [0.25, 0.]])
+    m, lo, hi = bootstrap(A, n=4000, seed=3)
+    idx = np.random.default_rng(3).integers(0, 5, size=(4000, 5))
+    means = A[idx].mean(1)
+    assert np.allclose(m, A.mean(0)) and np.allclose(lo, np.quantile(means, 0.025, axis=0)) and np.allclose(hi, np.quantile(means, 0.975, axis=0))
+    assert (lo <= m).all() and (m <= hi).all() and (hi - lo > 0.2).all()
+    assert np.array_equal(bootstrap(A, n=4000, seed=3)[1], lo)                       # seeded
+    c = bootstrap(np.full((6, 1), 0.7))                                              # no spread, no width
+    assert c[1][0] == c[2][0] == pytest.approx(0.7)
+    import pandas as pd
+    M = pd.DataFrame(A, columns=['x', 'y'])
+    d = compare(M, n=4000, seed=3)
+    dm, dlo, dhi = bootstrap(A[:, [0]] - A[:, [1]], n=4000, seed=3)                  # x is best (mean .55 vs .5): paired
+    assert d['best'] == 'x' and d['runner_up'] == 'y' and d['mean'] == pytest.approx(0.55)
+    assert (d['margin']['diff'], d['margin']['lo'], d['margin']['hi']) == pytest.approx((0.05, dlo[0], dhi[0]))
+    assert d['margin']['separated'] is False and d['not_separated'] == ['y']
+
+
+def test_identical_at_defaults_shown_once_and_fitted_apart():
+    b = compile_batch(select(['overexpectation', 'extinction_partial', 'renewal']))
+    groups = same_at_defaults(b)
+    assert ['delta', 'gated-delta', 'channel-gate'] in groups and sum(len(g) for g in groups) == len(RULES)
+    assert all(len({__import__('pavlovattn.families', fromlist=['family']).family(r).model for r in g}) == 1 for g in groups)
+    with torch.no_grad():                                        # their own γ below 1 separates them from delta
+        assert float((strengths(b, 'gated-delta', 0.1, 0.9) - strengths(b, 'delta', 0.1)).abs().max()) > 1e-3
+    assert {'gamma'} <= set(param_grid('gated-delta', b)[0]) and 'gamma' not in param_grid('delta', b)[0]
+
+
+def test_leave_one_out_equals_refitting_without_the_experiment():
+    ids = ['overexpectation', 'extinction_partial', 'overshadowing_blocking', 'renewal']
+    b = compile_batch(select(ids))
+    grid = param_grid('gated-delta', b, n_beta=3, gammas=(0.8, 1.0))
+    cv = cross_validate('gated-delta', batch=b, grid=grid)
+    assert [e['id'] for e in cv['experiments']] == ids and all(e['held_out'] for e in cv['experiments'])
+    for f, i in enumerate(ids):                                  # the fold, refitted by hand on a batch compiled without experiment f
+        rest = compile_batch(select([j for j in ids if j != i]))
+        with torch.no_grad(): tr = [float(_loss(rest, strengths(rest, 'gated-delta', **g), len(rest.exps)).mean()) for g in grid]
+        g = grid[min(range(len(grid)), key=lambda k: tr[k])]
+        assert cv['fold_params'][f] == g, (i, cv['fold_params'][f], g)
+        one = score('gated-delta', batch=compile_batch(select([i])), **g)['experiments'][0]       # scored at the fold's fit
+        assert (one['r'], one['sign'], one['ordinal']) == (cv['experiments'][f]['r'], cv['experiments'][f]['sign'], cv['experiments'][f]['ordinal'])
+
+
+def test_leave_one_out_recovers_the_generating_parameters():
+    b = compile_batch(select(['acquisition_partial', 'extinction_partial', 'overexpectation']))
+    grid = param_grid('delta', b, n_beta=6)
+    true = grid[2]
+    with torch.no_grad(): b.y = respond(b, strengths(b, 'delta', **true), a=-1., b=4.)
+    cv = cross_validate('delta', batch=b, grid=grid)
+    assert all(p == true for p in cv['fold_params']) and cv['params'] == true
+    assert all(e['loss'] < 1e-8 for e in cv['experiments'])
+
+
+def test_best_family_claim_runs_in_reproduce():
+    from pavlovattn.registry import run_claims, load_claims
+    assert 'animal-best-family' in load_claims()
+    (row,), ok = run_claims(['animal-best-family'], progress=False)
+    assert ok and row['verdict'] in ('pass', 'fail') and len(row['data']['ci']) == 2
+    d = row['data']
+    assert d['best'] == 'delta' and d['identical'] == ['delta', 'gated-delta', 'channel-gate']
+    assert d['ci'][0] <= d['margin']['diff'] <= d['ci'][1] and (row['verdict'] == 'pass') == (d['ci'][0] > 0)
+    assert d['n_experiments'] == len(select())
