@@ -10,11 +10,12 @@ import torch
 import pandas as pd
 from .core import RULES, FAMILIES, family, Trace, recur, per_step, UnstableRateError, NonFiniteError
 from . import families
+from .phenomena import Phenomenon, direction, TOL
 from .designs import parse_design, simulate, expected_absent, vhw_keys
 
 # %% auto #0
-__all__ = ['PARAMS', 'SINK', 'TOL', 'PHENOMENA', 'direction', 'design_blocks', 'blocked_closed_form', 'probe_means', 'Phenomenon',
-           'effects', 'vhw_closed_form', 'verdict_table']
+__all__ = ['PARAMS', 'SINK', 'PHENOMENA', 'design_blocks', 'blocked_closed_form', 'probe_means', 'effects', 'vhw_closed_form',
+           'verdict_table']
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #082068fc
 from .registry import claim, Verdict
@@ -22,13 +23,7 @@ from .registry import claim, Verdict
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #4c0973e9
 PARAMS = dict(beta=0.2, gamma=0.95, lam=1.0, tau=1.0)   # the protocol of this page, fixed before measuring
 SINK = 1.0                                               # softmax sink weight (the core's default)
-TOL = 1e-9                                               # |effect| at or below this is reported as no effect, '0'
-
-def direction(x:float,        # an effect: treated minus control
-              tol:float=TOL,  # |x| <= tol counts as no effect
-             ) -> str:        # '>', '<' or '0'
-    "The sign of an effect as a symbol: `>` (treated above control), `<`, or `0`."
-    return '0' if abs(x) <= tol else ('>' if x > 0 else '<')
+# |effect| <= TOL (1e-9) is reported as no effect, '0': `phenomena.direction` of an exact run
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #6cd049f4
 def design_blocks(design, # a design string or `Design` in which every phase has one trial type
@@ -77,18 +72,12 @@ def probe_means(design,                # design string
     return {g: [p['mean'] for p in ps] for g, ps in r.probes.items()}
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #7ce243fa
-class Phenomenon(NamedTuple):
-    "One classic phenomenon: its design, the contrasts that measure it, the predicted and observed directions."
-    title: str          # name on the page
-    design: str         # design string (blocked)
-    contrasts: tuple    # ((treated group, control group, label), ...); the effect is treated - control at the last probe
-    predicted: dict     # {rule: (direction per contrast, ...)}: derived on this page before simulating
-    data: tuple         # direction of the animal/human data per contrast
-    source: str         # where the data direction comes from
-
 def _pred(contig, delta, soft):
-    "Predicted directions: one tuple for the contiguity families, one for the delta families, one for softmax (each family says which model it is)."
-    return {n: {'contiguity': contig, 'rw': delta, 'exemplar': soft}[f.model] for n, f in FAMILIES.items() if f.pages}
+    "Predicted directions, derived on this page before simulating: one tuple per conditioning model (contiguity, Rescorla-Wagner, exemplar)."
+    return {'contiguity': contig, 'rw': delta, 'exemplar': soft}
+
+# Each phenomenon in the one schema (`phenomena.Phenomenon`): a contrast is (treated group, control group, label), each group read at
+# its last probe; its effect is treated - control
 
 PHENOMENA = {
     'latent-inhibition': Phenomenon('Latent inhibition', 'pre: 20A- | 10A+ | #A ; ctrl: 20B- | 10A+ | #A',
@@ -132,7 +121,7 @@ def effects(name:str,                 # a key of `PHENOMENA`
             e_cf, e_sim = cf[tg][-1] - cf[cg][-1], sim[tg][-1] - sim[cg][-1]
             rows.append(dict(phenomenon=name, contrast=label, rule=rule, treated=sim[tg][-1], control=sim[cg][-1],
                              effect=e_sim, closed_form=e_cf, abs_err=max(abs(sim[tg][-1] - cf[tg][-1]), abs(sim[cg][-1] - cf[cg][-1])),
-                             predicted=ph.predicted[rule][i], simulated=direction(e_sim), data=ph.data[i]))
+                             predicted=ph.expects(FAMILIES[rule], i), simulated=direction(e_sim), data=ph.data[i]))
     df = pd.DataFrame(rows)
     df['as_predicted'] = df.predicted == df.simulated
     df['matches_data'] = df.simulated == df.data
@@ -182,7 +171,7 @@ def _phenomenon_verdict(name, device='cpu'):
 
 def _expected(name):
     ph = PHENOMENA[name]
-    pred = '; '.join(f"{r} {''.join(d)}" for r, d in ph.predicted.items())
+    pred = '; '.join(f"{r} {''.join(ph.predicted[FAMILIES[r].model])}" for r in RULES)
     return f"directions (treated vs control) {pred}; |sim - closed form| < 1e-12 (float64); data: {''.join(ph.data)}"
 
 @claim('beyond-latent-inhibition', 'latent inhibition: absent in every single-state family (no write on an empty memory); softmax shows it as dilution',

@@ -9,34 +9,36 @@ import pandas as pd
 from .competition import FAMILIES, PROTOCOL_GAMMA, protocol, run_design
 from .registry import claim, Verdict
 from . import families
+from .phenomena import Phenomenon
 
 # %% auto #0
 __all__ = ['PHENOMENA', 'ROW_IDS', 'TESTED', 'dissociation_row', 'expected_presence', 'dissociation_table', 'ci_above_zero']
 
 # %% ../nbs/04b_dissociation.ipynb #a3f319e1
-def _ratio(g, a, b): return g[a] / g[b]
-PHENOMENA = {   # name: (design, effect(result) -> (x, y) per-subject tensors, effect = mean x - mean y; run options; expected for the delta families)
-    'blocking': ('blocking: 20A+ | 20AB+ | #B; control: 20C+ | 20AB+ | #B', lambda r: (r['control']['B'], r['blocking']['B']), {}, True),
-    'overshadowing': ('overshadowing: 20AB+ | #B; control: 20B+ | #B', lambda r: (r['control']['B'], r['overshadowing']['B']), {}, True),
-    'conditioned inhibition (summation)': ('inhibition: !20A+/20AX-/20B+ | #BX; control: !20A+/20X-/20B+ | #BX',
-                                           lambda r: (r['control']['BX'], r['inhibition']['BX']), {}, True),
-    'conditioned inhibition (retardation)': ('inhibition: !20A+/20AX- | 10X+ | #X; control: !20A+/20X- | 10X+ | #X',
-                                             lambda r: (r['control']['X'], r['inhibition']['X']), {}, True),
-    'overexpectation': ('overexpectation: !30A+/30B+ | 10AB+ | #A; control: !30A+/30B+ | !5A+/5B+ | #A',
-                        lambda r: (r['control']['A'], r['overexpectation']['A']), {}, True),
-    'superconditioning': ('superconditioning: !20A+/20AX- | 10XB+ | #B; control: !20A+/20Y- | 10YB+ | #B',
-                          lambda r: (r['superconditioning']['B'], r['control']['B']), {}, True),
-    'relative validity (beta- = beta+)': ('true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X',
-                                          lambda r: (r['pseudo']['X'], r['true']['X']), {}, False),
-    'relative validity (beta- = beta+/2)': ('true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X',
-                                            lambda r: (r['pseudo']['X'], r['true']['X']), {'beta_minus': 0.05}, True),
-    'protection from extinction': ('protection: !30A+/30B+/30BX- | 10AX- | #A; control: !30A+/30B+/30BX- | 10A- | #A',
-                                   lambda r: (r['protection']['A'], r['control']['A']), {}, True),
-    'contingency (Delta P = 0.5 vs 0)': ('positive: !20AC+/20AC-/40C- | #A; zero: !20AC+/20AC-/20C+/20C- | #A',
-                                         lambda r: (r['positive']['A'], r['zero']['A']), {}, True),
-    'partial reinforcement extinction effect': ('continuous: 40A+ | #A | 20A- | #A; partial: !20A+/20A- | #A | 20A- | #A',
-                                                lambda r: (_ratio(r['partial'], 'A@4', 'A@2'), _ratio(r['continuous'], 'A@4', 'A@2')), {}, False),
-}
+def _ratio(group, a, b): return lambda run: run[group][a] / run[group][b]     # a read-out: one probe over another
+def _row(title, design, x, y, rw_present, options={}):
+    "A row of the table in the one schema of a phenomenon (`phenomena.Phenomenon`): effect = mean x - mean y."
+    return Phenomenon(title, design, ((x, y, title),), {'rw': ('>' if rw_present else 'not >',), 'contiguity': ('not >',)}, options=options)
+PHENOMENA = {r.title: r for r in (   # predictions: present under error correction where RW predicts it, absent under contiguity (paper C3); none stated for exemplar memories
+    _row('blocking', 'blocking: 20A+ | 20AB+ | #B; control: 20C+ | 20AB+ | #B', ('control', 'B'), ('blocking', 'B'), True),
+    _row('overshadowing', 'overshadowing: 20AB+ | #B; control: 20B+ | #B', ('control', 'B'), ('overshadowing', 'B'), True),
+    _row('conditioned inhibition (summation)', 'inhibition: !20A+/20AX-/20B+ | #BX; control: !20A+/20X-/20B+ | #BX',
+         ('control', 'BX'), ('inhibition', 'BX'), True),
+    _row('conditioned inhibition (retardation)', 'inhibition: !20A+/20AX- | 10X+ | #X; control: !20A+/20X- | 10X+ | #X',
+         ('control', 'X'), ('inhibition', 'X'), True),
+    _row('overexpectation', 'overexpectation: !30A+/30B+ | 10AB+ | #A; control: !30A+/30B+ | !5A+/5B+ | #A',
+         ('control', 'A'), ('overexpectation', 'A'), True),
+    _row('superconditioning', 'superconditioning: !20A+/20AX- | 10XB+ | #B; control: !20A+/20Y- | 10YB+ | #B',
+         ('superconditioning', 'B'), ('control', 'B'), True),
+    _row('relative validity (beta- = beta+)', 'true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X', ('pseudo', 'X'), ('true', 'X'), False),
+    _row('relative validity (beta- = beta+/2)', 'true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X', ('pseudo', 'X'), ('true', 'X'), True,
+         {'beta_minus': 0.05}),
+    _row('protection from extinction', 'protection: !30A+/30B+/30BX- | 10AX- | #A; control: !30A+/30B+/30BX- | 10A- | #A',
+         ('protection', 'A'), ('control', 'A'), True),
+    _row('contingency (Delta P = 0.5 vs 0)', 'positive: !20AC+/20AC-/40C- | #A; zero: !20AC+/20AC-/20C+/20C- | #A', ('positive', 'A'), ('zero', 'A'), True),
+    _row('partial reinforcement extinction effect', 'continuous: 40A+ | #A | 20A- | #A; partial: !20A+/20A- | #A | 20A- | #A',
+         _ratio('partial', 'A@4', 'A@2'), _ratio('continuous', 'A@4', 'A@2'), False),
+)}
 ROW_IDS = dict(zip(PHENOMENA, ('blocking', 'overshadowing', 'summation', 'retardation', 'overexpectation', 'superconditioning',
                               'relative-validity-equal-rates', 'relative-validity-unequal-rates', 'protection-from-extinction',
                               'contingency', 'pree')))   # claim ids: 'dissociation-' + this
@@ -50,9 +52,9 @@ def dissociation_row(name:str, families=FAMILIES, subjects:int=2000, seed:int=0,
 @functools.lru_cache(maxsize=None)
 def _dissociation_row(name, families, subjects, seed, device, threshold):
     "Cached per process (seeded, so deterministic): the table claim and the row claims share one simulation."
-    design, f, kw, _ = PHENOMENA[name]; row = {}
+    ph = PHENOMENA[name]; row = {}
     for fam in families:
-        x, y = f(run_design(design, rule=fam, subjects=subjects, seed=seed, device=device, **{**protocol(fam), **kw}))
+        x, y = ph.read(run_design(ph.design, rule=fam, subjects=subjects, seed=seed, device=device, **{**protocol(fam), **ph.options}))
         x, y = x.double().cpu(), y.double().cpu()
         eff = float(x.mean() - y.mean())
         se = math.sqrt(float(x.var()) / len(x) + float(y.var()) / len(y)) if len(x) > 1 else 0.
@@ -61,8 +63,8 @@ def _dissociation_row(name, families, subjects, seed, device, threshold):
 
 def expected_presence(name:str, family:str):
     "Theory's expectation for a cell (True/False) from the conditioning model the family says it is: error correction (the row's expectation), contiguity (absent, paper C3); None where theory states none (exemplar memories)."
-    model = families.family(family).model
-    return PHENOMENA[name][3] if model == 'rw' else False if model == 'contiguity' else None
+    p = PHENOMENA[name].expects(families.family(family))
+    return None if p is None else p == '>'
 
 def dissociation_table(families=FAMILIES, subjects:int=2000, seed:int=0, device='cpu', phenomena=None) -> pd.DataFrame:
     "The dissociation table: rows phenomena, columns families, cells 'effect ± 1.96 SE (present/absent)'; raw numbers in `.attrs['raw']`."
@@ -83,7 +85,8 @@ def _row_claim(name):
     return fn
 
 _TESTED_TEXT = f"hebbian, decay, delta, gated-delta (gamma = {PROTOCOL_GAMMA['gated-delta']})"
-for _n, (_d, _f, _kw, _exp) in PHENOMENA.items():
+for _n, _ph in PHENOMENA.items():
+    _exp = _ph.predicted['rw'][0] == '>'
     _id = 'dissociation-' + ROW_IDS[_n]
     claim(_id, f'{_n}: ' + (f"present for error-correcting attention (delta, gated-delta with gamma = {PROTOCOL_GAMMA['gated-delta']}), absent for contiguity attention (hebbian, decay)" if _exp
                             else 'absent for delta, gated-delta, hebbian and decay (derived)'),

@@ -5,7 +5,7 @@ from pavlovattn.families import FAMILIES, BUILTIN, ALGORITHMS, family, forward, 
 from pavlovattn.core import recur, summarize, choose_algorithm
 from pavlovattn.designs import simulate
 from pavlovattn.layers import AttentionMixer
-from pavlovattn.battery import battery, PHENOMENA
+from pavlovattn.battery import battery, ROWS
 from pavlovattn.cli import main
 
 HERE = pathlib.Path(__file__).parent
@@ -83,7 +83,7 @@ def test_battery_of_a_user_family_checks_its_closed_forms_and_says_why_not(faw, 
     assert main(['battery', FILE, '--subjects', '20', '--format', 'json', '--figure', str(fig)]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = {r['phenomenon']: r for r in out['rows']}
-    assert out['family']['family'] == 'forget-after-write' and len(rows) == len(PHENOMENA) and fig.stat().st_size > 0
+    assert out['family']['family'] == 'forget-after-write' and len(rows) == len(ROWS) and fig.stat().st_size > 0
     assert {r['closed_form'] for r in rows.values()} <= {'pass', '—'} and rows['blocking']['direction'] == '>'
     assert rows['repeated-key overwriting']['closed_form'] == 'pass'
     bare = battery(FILE + ':BARE', subjects=20, progress=False)        # only a step: every closed form is refused with its reason

@@ -16,7 +16,7 @@ def test_cli_equals_run_design_fixed_orders():
     "`pavlovattn run` and the page's runner give the same probe means to round-off on designs with fixed orders."
     from pavlovattn.dissociation import PHENOMENA
     for name in ('blocking', 'overshadowing'):
-        design = PHENOMENA[name][0]
+        design = PHENOMENA[name].design
         js, mine = _cli_json(design, '--rule', 'delta'), run_design(design)
         for g, v in js['groups'].items():
             for x in v['probes']: assert abs(x['mean'] - float(mine[g][x['cues']])) < 1e-12, (name, g)
@@ -50,7 +50,7 @@ def test_gated_delta_misses_fail_their_rows():
 def test_cli_agrees_with_run_design_randomised(name, extra):
     "With randomised phases the command line (counter-based orders) and the page's runner (`rng='torch'`) draw different subjects: their means agree within 4 standard errors (1,000 subjects each); a group without a randomised phase agrees exactly."
     from pavlovattn.dissociation import PHENOMENA
-    design, n = PHENOMENA[name][0], 1000
+    design, n = PHENOMENA[name].design, 1000
     js = _cli_json(design, '--rule', 'delta', '--subjects', str(n), *extra)
     mine = run_design(design, subjects=n, **({'beta_minus': 0.05} if extra else {}))
     for g, v in js['groups'].items():
