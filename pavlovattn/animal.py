@@ -14,8 +14,8 @@ from .designs import parse_design, trial_orders
 
 # %% auto #0
 __all__ = ['DATA', 'DEFAULTS', 'CHANCE', 'Experiment', 'load_experiments', 'experiments', 'select', 'Batch', 'compile_batch',
-           'strengths', 'response', 'respond', 'pearson', 'ordinal', 'score', 'fit', 'sign_agreement', 'score_matrix',
-           'bootstrap', 'summarize', 'same_at_defaults', 'compare', 'param_grid', 'cross_validate']
+           'strengths', 'response', 'respond', 'pearson', 'ordinal', 'score', 'sign_agreement', 'score_matrix',
+           'bootstrap', 'summarize', 'same_at_defaults', 'compare', 'param_grid', 'cross_validate', 'fit']
 
 # %% ../nbs/14_animal_data.ipynb #an0006
 DATA = Path(__file__).parent/'data'/'experiments.csv' if '__file__' in globals() else Path('../pavlovattn/data/experiments.csv')
@@ -302,82 +302,6 @@ def score(rule:str='delta',      # a family of `FAMILIES`
     return dict(rule=rule, mode='score', params=p, experiments=_report(batch, rule, V, lambda ei: p),
                 not_expressible=_not_expressible())
 
-# %% ../nbs/14_animal_data.ipynb #an0026
-def _bounds(batch, fam) -> float:
-    "Largest β: 95% of the family's rate bound over the largest squared compound key (saliences <= 1), else 1."
-    if fam.rate_bound is None: return 1.0
-    return 0.95 * fam.rate_bound / float(batch.X.sum(-1).max().clamp_min(1))
-
-def _constrain(u:dict, fam, bmax) -> dict:
-    "Unconstrained tensors -> parameters: β in (0, bmax), γ in (0, 1), τ > 0.05, saliences in (0, 1)."
-    p = dict(beta=bmax * torch.sigmoid(u['beta']))
-    if 'gamma' in u: p['gamma'] = torch.sigmoid(u['gamma'])
-    if 'tau' in u: p['tau'] = 0.05 + torch.nn.functional.softplus(u['tau'])
-    if 'salience' in u: p['salience'] = torch.sigmoid(u['salience'])
-    return p
-
-def _loss(batch, V, E) -> torch.Tensor:
-    "Per experiment: the unexplained fraction of the variance of the group means under the fitted response model, `[E]`."
-    out = []
-    for ei in range(E):
-        m = batch.exp_of_point == ei
-        e = batch.exps[ei]; y = batch.y[m]; pred, _, _ = response(batch.sign[m] * V[m], y, e.response, e.bounds)
-        out.append(((pred - y) ** 2).sum() / ((y - y.mean()) ** 2).sum().clamp_min(1e-12))
-    return torch.stack(out)
-
-def fit(rule:str='delta',        # a family of `FAMILIES`
-        ids=None,                # experiment ids (default: every expressible one)
-        joint:bool=False,        # one parameter set for all experiments (else one per experiment, fitted side by side)
-        steps:int=150,           # Adam steps per restart
-        restarts:int=3,          # random initialisations; the best final loss is kept per experiment (per fit when joint)
-        lr:float=0.1,            # Adam's learning rate on the unconstrained parameters
-        fit_salience:bool=False, # also fit a salience (squared key norm in (0, 1)) per cue and experiment
-        subjects:int=4, seed:int=0, device='cpu', dtype=torch.float64,
-        batch:Batch|None=None,   # a compiled batch (default: compiled here; its `y` are the data fitted)
-        held_out=(),             # with `joint`: ids fitted on no data (scored with the parameters fitted on the rest)
-       ) -> dict:
-    "Fit a family's parameters by gradient through `recur` (Adam, restarts), per experiment or jointly; the response model is refitted at every step (affine in closed form, logistic by Levenberg–Marquardt)."
-    fam = family(rule)
-    batch = batch or compile_batch(select(ids), subjects, seed, dtype, device)
-    E = len(batch.exps); n = 1 if joint else E; X = batch.X
-    train = torch.tensor([e.id not in set(held_out) for e in batch.exps], device=X.device)
-    bmax = _bounds(batch, fam)
-    gen = torch.Generator().manual_seed(seed)
-    best, best_loss = None, torch.full((n,), math.inf, dtype=X.dtype, device=X.device)
-    t0 = time.perf_counter()
-    for r in range(restarts):
-        init = lambda *s: (torch.randn(*s, generator=gen, dtype=X.dtype) * 1.5).to(X.device)
-        u = dict(beta=init(n))
-        if 'gamma' in fam.params: u['gamma'] = init(n) + 2.0      # start near little forgetting
-        if 'tau' in fam.params: u['tau'] = init(n)                  # τ per experiment (or one, joint), like β
-        if fit_salience: u['salience'] = init(n, X.shape[-1])
-        for x in u.values(): x.requires_grad_(True)
-        opt = torch.optim.Adam(list(u.values()), lr=lr)
-        per_exp = lambda p: {k: x.expand(E, *x.shape[1:]) if joint else x for k, x in p.items()}
-        for it in range(steps + 1):
-            p = per_exp(_constrain(u, fam, bmax))
-            L = _loss(batch, strengths(batch, rule, check=False, **p), E)
-            Lr = (L * train).sum() / train.sum() if joint else L
-            if it == steps: break
-            opt.zero_grad(); Lr.sum().backward(); opt.step()
-        with torch.no_grad():
-            Lr = Lr.detach().reshape(n)
-            better = Lr < best_loss
-            if best is None: best = {k: x.detach().clone() for k, x in u.items()}
-            for k, x in u.items(): best[k][better] = x.detach()[better]
-            best_loss = torch.minimum(best_loss, Lr)
-    with torch.no_grad():
-        p = per_exp(_constrain(best, fam, bmax))
-        V = strengths(batch, rule, **p)
-    names = lambda ei: {k: float(x[ei]) for k, x in p.items() if k != 'salience'} | (
-        {'salience': dict(zip(batch.cues[ei], p['salience'][ei].tolist()))} if 'salience' in p else {})
-    res = _report(batch, rule, V, names)
-    for e, x in zip(res, _loss(batch, V, E).tolist()): e['loss'] = x; e['held_out'] = e['id'] in set(held_out)
-    return dict(rule=rule, mode='joint fit' if joint else 'fit per experiment', params=names(0) if joint else None,
-                settings=dict(steps=steps, restarts=restarts, lr=lr, subjects=subjects, seed=seed, fit_salience=fit_salience,
-                              held_out=list(held_out), seconds=round(time.perf_counter() - t0, 2)),
-                experiments=res, not_expressible=_not_expressible())
-
 # %% ../nbs/14_animal_data.ipynb #an0051
 def sign_agreement(x, y, tol:float=1e-9) -> float|None:
     "A two-point experiment's score: 1 if `x` orders its two points as the animals did, 0 if the other way, ½ for a tie in `x`; None where the animals tie or the experiment has not exactly two points."
@@ -529,3 +453,79 @@ def _claim_best_family(full=False, device='cpu'):
            + ('separated' if m['separated'] else 'the data cannot separate the two'))
     return Verdict(msg, m['separated'], dict(c, identical=same, ci=[m['lo'], m['hi']]))
 
+
+# %% ../nbs/14_animal_data.ipynb #an0026
+def _bounds(batch, fam) -> float:
+    "Largest β: 95% of the family's rate bound over the largest squared compound key (saliences <= 1), else 1."
+    if fam.rate_bound is None: return 1.0
+    return 0.95 * fam.rate_bound / float(batch.X.sum(-1).max().clamp_min(1))
+
+def _constrain(u:dict, fam, bmax) -> dict:
+    "Unconstrained tensors -> parameters: β in (0, bmax), γ in (0, 1), τ > 0.05, saliences in (0, 1)."
+    p = dict(beta=bmax * torch.sigmoid(u['beta']))
+    if 'gamma' in u: p['gamma'] = torch.sigmoid(u['gamma'])
+    if 'tau' in u: p['tau'] = 0.05 + torch.nn.functional.softplus(u['tau'])
+    if 'salience' in u: p['salience'] = torch.sigmoid(u['salience'])
+    return p
+
+def _loss(batch, V, E) -> torch.Tensor:
+    "Per experiment: the unexplained fraction of the variance of the group means under the fitted response model, `[E]`."
+    out = []
+    for ei in range(E):
+        m = batch.exp_of_point == ei
+        e = batch.exps[ei]; y = batch.y[m]; pred, _, _ = response(batch.sign[m] * V[m], y, e.response, e.bounds)
+        out.append(((pred - y) ** 2).sum() / ((y - y.mean()) ** 2).sum().clamp_min(1e-12))
+    return torch.stack(out)
+
+def fit(rule:str='delta',        # a family of `FAMILIES`
+        ids=None,                # experiment ids (default: every expressible one)
+        joint:bool=False,        # one parameter set for all experiments (else one per experiment, fitted side by side)
+        steps:int=150,           # Adam steps per restart
+        restarts:int=3,          # random initialisations; the best final loss is kept per experiment (per fit when joint)
+        lr:float=0.1,            # Adam's learning rate on the unconstrained parameters
+        fit_salience:bool=False, # also fit a salience (squared key norm in (0, 1)) per cue and experiment
+        subjects:int=4, seed:int=0, device='cpu', dtype=torch.float64,
+        batch:Batch|None=None,   # a compiled batch (default: compiled here; its `y` are the data fitted)
+        held_out=(),             # with `joint`: ids fitted on no data (scored with the parameters fitted on the rest)
+       ) -> dict:
+    "Fit a family's parameters by gradient through `recur` (Adam, restarts), per experiment or jointly; the response model is refitted at every step (affine in closed form, logistic by Levenberg–Marquardt)."
+    fam = family(rule)
+    batch = batch or compile_batch(select(ids), subjects, seed, dtype, device)
+    E = len(batch.exps); n = 1 if joint else E; X = batch.X
+    train = torch.tensor([e.id not in set(held_out) for e in batch.exps], device=X.device)
+    bmax = _bounds(batch, fam)
+    gen = torch.Generator().manual_seed(seed)
+    best, best_loss = None, torch.full((n,), math.inf, dtype=X.dtype, device=X.device)
+    t0 = time.perf_counter()
+    for r in range(restarts):
+        init = lambda *s: (torch.randn(*s, generator=gen, dtype=X.dtype) * 1.5).to(X.device)
+        u = dict(beta=init(n))
+        if 'gamma' in fam.params: u['gamma'] = init(n) + 2.0      # start near little forgetting
+        if 'tau' in fam.params: u['tau'] = init(n)                  # τ per experiment (or one, joint), like β
+        if fit_salience: u['salience'] = init(n, X.shape[-1])
+        for x in u.values(): x.requires_grad_(True)
+        opt = torch.optim.Adam(list(u.values()), lr=lr)
+        per_exp = lambda p: {k: x.expand(E, *x.shape[1:]) if joint else x for k, x in p.items()}
+        for it in range(steps + 1):
+            p = per_exp(_constrain(u, fam, bmax))
+            L = _loss(batch, strengths(batch, rule, check=False, **p), E)
+            Lr = (L * train).sum() / train.sum() if joint else L
+            if it == steps: break
+            opt.zero_grad(); Lr.sum().backward(); opt.step()
+        with torch.no_grad():
+            Lr = Lr.detach().reshape(n)
+            better = Lr < best_loss
+            if best is None: best = {k: x.detach().clone() for k, x in u.items()}
+            for k, x in u.items(): best[k][better] = x.detach()[better]
+            best_loss = torch.minimum(best_loss, Lr)
+    with torch.no_grad():
+        p = per_exp(_constrain(best, fam, bmax))
+        V = strengths(batch, rule, **p)
+    names = lambda ei: {k: float(x[ei]) for k, x in p.items() if k != 'salience'} | (
+        {'salience': dict(zip(batch.cues[ei], p['salience'][ei].tolist()))} if 'salience' in p else {})
+    res = _report(batch, rule, V, names)
+    for e, x in zip(res, _loss(batch, V, E).tolist()): e['loss'] = x; e['held_out'] = e['id'] in set(held_out)
+    return dict(rule=rule, mode='joint fit' if joint else 'fit per experiment', params=names(0) if joint else None,
+                settings=dict(steps=steps, restarts=restarts, lr=lr, subjects=subjects, seed=seed, fit_salience=fit_salience,
+                              held_out=list(held_out), seconds=round(time.perf_counter() - t0, 2)),
+                experiments=res, not_expressible=_not_expressible())
