@@ -4,11 +4,11 @@
 
 # %% ../nbs/10_cli.ipynb #c3711da1
 from __future__ import annotations
-import argparse, importlib, json, math, os, sys, tempfile, warnings
+import argparse, importlib, io, json, math, os, re, stat, sys, tempfile, warnings
 from . import __version__
 
 # %% auto #0
-__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'UsageError', 'subcommand', 'main']
+__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'CEILINGS', 'UsageError', 'subcommand', 'main']
 
 # %% ../nbs/10_cli.ipynb #55e9a38a
 class UsageError(Exception):
@@ -27,10 +27,35 @@ def subcommand(name:str, help:str):
     return reg
 
 def _mod(name:str):
-    "`pavlovattn.<name>` (or `torch`), imported when a command first needs it: `import pavlovattn.cli` loads neither."
-    return importlib.import_module(name if name == 'torch' else f'pavlovattn.{name}')
+    "`pavlovattn.<name>` (or `torch`, `numpy`), imported when a command first needs it: `import pavlovattn.cli` loads neither."
+    return importlib.import_module(name if name in ('torch', 'numpy') else f'pavlovattn.{name}')
 
-def _one_line(msg) -> str: return _mod('designs').one_line(msg)
+def _one_line(msg) -> str: return _mod('cache').safe_line(msg)   # line breaks and terminal control characters escaped
+
+_INT = re.compile(r'[+-]?[0-9]+', re.ASCII)
+_FLOAT = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?', re.ASCII)
+
+def _number(kind=float, lo=None, hi=None, lo_open=False, hi_open=False, name='value'):
+    "An argparse type: ASCII digits only (no Unicode digits, no underscores, no nan/inf), a finite value, inside [lo, hi] (open ends with `lo_open`/`hi_open`)."
+    def parse(text):
+        t = text.strip()
+        if not (_INT if kind is int else _FLOAT).fullmatch(t): raise ValueError(text)           # argparse: "invalid float value: '…'"
+        x = int(t) if kind is int else float(t)
+        if not math.isfinite(x): raise argparse.ArgumentTypeError(f'{name} must be a finite number; got {text!r} (beyond float64)')
+        low = lo is not None and (x < lo or (lo_open and x == lo)); high = hi is not None and (x > hi or (hi_open and x == hi))
+        if low or high:
+            if kind is int and lo == 1 and hi is None: want = 'a positive integer'
+            else:
+                g = (lambda v: str(v)) if kind is int else (lambda v: f'{v:g}')
+                want = ' and '.join(w for w in ((f"{'>' if lo_open else '>='} {g(lo)}" if lo is not None else ''),
+                                                (f"{'<' if hi_open else '<='} {g(hi)}" if hi is not None else '')) if w)
+                want = ('an integer ' if kind is int else 'a number ') + want
+            raise argparse.ArgumentTypeError(f'{name} must be {want}; got {text}')
+        return x
+    parse.__name__ = 'int' if kind is int else 'float'
+    return parse
+
+_SEED = dict(kind=int, lo=-2**63, hi=2**63 - 1, name='seed')
 
 # What `--help` names. The families live in modules that import torch, which `--help` does not load: it names a few
 # families as examples (an unknown one is refused with the full list), and the key codings and dialects in full; a test on
@@ -47,28 +72,28 @@ def _run_args(p):
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
     p.add_argument('--dialect', default=None, help=f"{' or '.join(_HELP_CHOICES['run --dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
     p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['run --rule'])} (default delta; an unknown name is refused with the list of all), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
-    p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
-    p.add_argument('--beta-minus', type=float, default=None, metavar='B', help='write rate on - trials (default: --beta)')
-    p.add_argument('--gamma', type=float, default=None, help='decay per trial (default 0.9 for decay, else 1)')
-    p.add_argument('--lam', type=float, default=1.0, help='US magnitude on + trials (default 1)')
+    p.add_argument('--beta', type=_number(name='beta'), default=0.1, help='write rate (default 0.1)')
+    p.add_argument('--beta-minus', type=_number(name='beta-minus'), default=None, metavar='B', help='write rate on - trials (default: --beta)')
+    p.add_argument('--gamma', type=_number(name='gamma'), default=None, help='decay per trial (default 0.9 for decay, else 1)')
+    p.add_argument('--lam', type=_number(name='lam'), default=1.0, help='US magnitude on + trials (default 1)')
     p.add_argument('--keys', default='onehot', help=f"key coding: {', '.join(_HELP_CHOICES['run --keys'])} (default onehot)")
-    p.add_argument('--dk', type=int, default=None, help='key dimension (default: the number of cues)')
-    p.add_argument('--overlap', type=float, default=0.0, help='pairwise inner product of random unit keys (--keys random)')
+    p.add_argument('--dk', type=_number(int, name='dk'), default=None, help='key dimension (default: the number of cues)')
+    p.add_argument('--overlap', type=_number(lo=-1, hi=1, lo_open=True, hi_open=True, name='overlap'), default=0.0, help='pairwise inner product of random unit keys (--keys random), in (-1, 1)')
     p.add_argument('--salience', default=None, metavar='A=0.8,B=0.2', help='squared key norm per cue (default 1)')
     p.add_argument('--normalize', action='store_true', help='L2-normalise each compound key')
     p.add_argument('--miniblocks', action=argparse.BooleanOptionalAction, default=None,
                    help="cut phases into miniblocks (count/gcd of every trial type each): native, only ! phases, each block shuffled (default off); "
                         "--dialect calmr: every phase with several trial types, shuffled in ! phases, as calmr's default (--no-miniblocks: off)")
-    p.add_argument('--subjects', type=int, default=1, help='simulated subjects per group (default 1)')
-    p.add_argument('--seed', type=int, default=0, help='seed of random keys and randomised orders (default 0)')
+    p.add_argument('--subjects', type=_number(int, lo=1, name='subjects'), default=1, help='simulated subjects per group (default 1)')
+    p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed of random keys and randomised orders (default 0)')
     p.add_argument('--dtype', default='float64', help='float64 or float32 (default float64)')
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
-    p.add_argument('--tau', type=float, default=1.0, help='softmax temperature (default 1)')
-    p.add_argument('--omega', type=float, default=None, help="vhw only: rate of an expected-but-absent cue relative to a present one (default 0.5)")
+    p.add_argument('--tau', type=_number(lo=0, lo_open=True, name='tau'), default=1.0, help='softmax temperature, > 0 (default 1)')
+    p.add_argument('--omega', type=_number(name='omega'), default=None, help="vhw only: rate of an expected-but-absent cue relative to a present one (default 0.5)")
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does), with a warning, instead of refusing it')
     p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are not read: give --beta, --salience")
-    p.add_argument('--palms-unsigned', default='-', metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
+    p.add_argument('--palms-unsigned', default=None, metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
     p.add_argument('--pyndl', default=None, metavar='EVENTS', help='read the design from a pyndl event file (tab-separated cues and outcomes; gzip or plain): one outcome, one design')
     p.add_argument('--outcome', default=None, metavar='NAME', help="with --pyndl: the outcome whose events are + (default: the file's only outcome)")
     p.add_argument('--results-file', default=None, metavar='PATH', help='also write the results as a table to PATH (.csv, or .parquet with pyarrow), written atomically')
@@ -79,7 +104,7 @@ def _parse_salience(text:str) -> dict:
     out, first = {}, {}
     for item in text.split(','):
         name, eq, val = item.partition('=')
-        try: x = float(val) if eq and name.strip() else None
+        try: x = float(val) if eq and name.strip() and _FLOAT.fullmatch(val.strip()) else None   # ASCII digits only
         except ValueError: x = None
         if x is None or not math.isfinite(x) or x <= 0:
             raise UsageError(f"pavlovattn run: bad --salience item {item.strip()!r}: expected CUE=POSITIVE_NUMBER, e.g. A=0.8,B=0.2")
@@ -93,11 +118,11 @@ def _choice(name, value, valid):
 
 def _fmt(x:float) -> str: return f'{x:.6g}'
 
-def _check_table_size(d):
+def _check_table_size(d, what='the csv table of this run'):
     "Refuse a CSV table (one row per group x trial x cue, about 300 bytes each in pandas) bigger than the memory available."
     dz = _mod('designs')
     need, have = 300 * len(d.cues) * sum(g.n + 1 for g in d.groups), dz._available_bytes('cpu')
-    if need > have: raise dz.SizeError(f'the csv table of this run needs about {dz._size(need)} of memory, more than the {dz._size(have)} '
+    if need > have: raise dz.SizeError(f'{what} needs about {dz._size(need)} of memory, more than the {dz._size(have)} '
                                        'available; --format json or table print only the probes and final strengths')
 
 def _print_table(res):
@@ -135,19 +160,28 @@ def _run(a) -> int:
     if a.outcome is not None and a.pyndl is None: raise UsageError('pavlovattn run: --outcome goes with --pyndl')
     if a.results_file is None and a.results_layout != 'tidy': raise UsageError('pavlovattn run: --results-layout goes with --results-file')
     if a.results_file is not None: _choice('results layout', a.results_layout, _mod('interop').RESULT_LAYOUTS)
+    if a.results_file is not None and not a.results_file.strip(): raise UsageError('pavlovattn run: --results-file needs a path; got an empty one')
+    if a.palms_unsigned is not None and a.palms is None: raise UsageError('pavlovattn run: --palms-unsigned goes with --palms')
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
     _check_device(a.device, 'run', a.dtype)
     try:
+        if a.allow_unstable:
+            fam = _mod('families').family(a.rule)
+            if fam.rate_bound is None:
+                raise UsageError(f"pavlovattn run: --allow-unstable goes with a family whose rates have a stability bound "
+                                 f"({', '.join(n for n, f in _mod('families').FAMILIES.items() if f.rate_bound is not None)}); the {fam.name} family has none")
         io = _mod('interop')
-        if a.calmr is not None:
+        with _bounded_inputs(a) as a:
+          if a.calmr is not None:
             try: design = io.read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
-        elif a.palms is not None: design = io.read_palms(a.palms, unsigned=a.palms_unsigned)
-        elif a.pyndl is not None:
+          elif a.palms is not None: design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-')
+          elif a.pyndl is not None:
             try: design = io.read_pyndl(a.pyndl, outcome=a.outcome)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --pyndl {a.pyndl}: {e.strerror or e}')
-        else: design = dz.parse_design(a.design, dialect)
+          else: design = dz.parse_design(a.design, dialect)
         if a.format == 'csv': _check_table_size(design)
+        if a.results_file is not None: _check_table_size(design, 'the --results-file table of this run')
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always', RuntimeWarning)
@@ -157,12 +191,62 @@ def _run(a) -> int:
         if a.results_file is not None:
             try: _mod('interop').write_results(res, a.results_file, layout=a.results_layout)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot write --results-file {a.results_file}: {e.strerror or e}')
-        for w in caught: print(dz.one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
+        for w in caught: print(_one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
     except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
-    if a.format == 'json': print(json.dumps(res.to_json(), indent=1))
-    elif a.format == 'csv': sys.stdout.write(res.table.to_csv(index=False))
+    if a.format == 'csv':
+        tbl = res.table; num = tbl.select_dtypes('number')
+        bad = ~_mod('numpy').isfinite(num.to_numpy(dtype=float))
+        if bad.any():
+            i, j = map(int, _mod('numpy').argwhere(bad)[0])
+            _refuse_nonfinite(f'row {i}, column {num.columns[j]}', num.iat[i, j], a)
+        sys.stdout.write(tbl.to_csv(index=False)); return 0
+    j = res.to_json() if a.format == 'json' else dict(probes=res.probes, strengths=res.strengths)
+    where = _first_nonfinite(j)
+    if where is not None: _refuse_nonfinite(*where, a)
+    if a.format == 'json': print(json.dumps(j, indent=1, allow_nan=False))
     else: _print_table(res)
     return 0
+
+def _first_nonfinite(x, path=()):
+    "(path, value) of the first NaN or infinity in nested dicts and lists, or None."
+    if isinstance(x, float): return None if math.isfinite(x) else ('.'.join(map(str, path)), x)
+    items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, (list, tuple)) else ()
+    for k, v in items:
+        r = _first_nonfinite(v, path + (k,))
+        if r is not None: return r
+    return None
+
+def _refuse_nonfinite(where, x, a):
+    raise UsageError(f'pavlovattn run: a result is not finite ({where} = {x}): the values overflow {a.dtype} '
+                     '(lower --lam, --beta or --salience); nothing is printed rather than NaN or Infinity')
+
+_READ_LIMIT = 256 << 20        # bytes read from a FIFO or a device given as a file
+
+import contextlib
+@contextlib.contextmanager
+def _bounded_inputs(a):
+    "A FIFO or a device given as --calmr/--pyndl/--palms is read up to `_READ_LIMIT` bytes into a temporary file (refused beyond it); `a` as given otherwise."
+    tmps, changes = [], {}
+    try:
+        for flag in ('calmr', 'pyndl', 'palms'):
+            path = getattr(a, flag)
+            if path is None: continue
+            try: st = os.stat(path)
+            except (OSError, ValueError): continue                          # the reader says why (or --palms holds design text)
+            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode): continue
+            fd, tmp = tempfile.mkstemp(suffix=os.path.splitext(path)[1] or '.txt'); tmps.append(tmp)
+            with open(path, 'rb') as src, os.fdopen(fd, 'wb') as dst:        # streamed: memory stays one chunk
+                n = 0
+                while n <= _READ_LIMIT and (chunk := src.read(1 << 20)): dst.write(chunk); n += len(chunk)
+            if n > _READ_LIMIT:
+                raise UsageError(f'pavlovattn run: --{flag} {path} is not a regular file and gives more than {_READ_LIMIT >> 20} MiB; '
+                                 'give a file of that size or less')
+            changes[flag] = tmp
+        yield argparse.Namespace(**{**vars(a), **changes}) if changes else a
+    except OSError as e: raise UsageError(f'pavlovattn run: cannot read {e.filename}: {e.strerror or e}')
+    finally:
+        for t in tmps:
+            with contextlib.suppress(OSError): os.unlink(t)
 
 # %% ../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
@@ -181,6 +265,7 @@ def _reproduce_args(p):
 def _reproduce(a) -> int:
     reg = _mod('registry')
     claims = reg.load_claims()
+    if a.json is not None and not a.json.strip(): raise UsageError('pavlovattn reproduce: --json needs a path; got an empty one')
     ids = a.only or sorted((i for i, c in claims.items() if c.exact or not a.exact), key=lambda i: not claims[i].paper.covered)  # not covered: last
     unknown = [i for i in ids if i not in claims]
     if unknown: raise UsageError(f"pavlovattn reproduce: unknown claim id(s) {', '.join(unknown)}; valid ids: {', '.join(claims)}")
@@ -202,18 +287,23 @@ def _reproduce(a) -> int:
     if a.strict and any(r['check'] == 'fail' for r in rows): return 1
     return 0
 
+def _strict(obj, cmd):
+    "`obj` with every NaN and infinity replaced by null (strict JSON), and one note on stderr when there were any."
+    n = [0]
+    def walk(x):
+        if isinstance(x, float) and not math.isfinite(x): n[0] += 1; return None
+        if isinstance(x, dict): return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)): return [walk(v) for v in x]
+        return x
+    out = walk(obj)
+    if n[0]: print(f'pavlovattn {cmd}: note: {n[0]} value(s) that are not finite (NaN or infinity) are written as null', file=sys.stderr)
+    return out
+
 def _write_json(path, rows, cmd='reproduce'):
-    "Write `rows` as JSON to `path` atomically: a temporary file in the same folder, renamed over `path` once complete."
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp', dir=os.path.dirname(os.path.abspath(path)))
-        with os.fdopen(fd, 'w') as f: json.dump(rows, f, indent=1); f.flush(); os.fsync(f.fileno())
-        if os.path.exists(path): os.chmod(tmp, os.stat(path).st_mode & 0o777)   # keep the old file's permissions
-        else: os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path); tmp = None                                # a write cut short leaves the old report whole
-    except OSError as e: raise UsageError(f'pavlovattn {cmd}: cannot write {path!r}: {e.strerror or e}')
-    finally:
-        if tmp is not None and os.path.exists(tmp): os.unlink(tmp)
+    "Write `rows` as strict JSON to `path` (`cache.write_report`: a regular file replaced atomically, a symlink followed, a FIFO or device written in place)."
+    cache = _mod('cache')
+    try: cache.write_report(path, json.dumps(_strict(rows, cmd), indent=1, allow_nan=False, default=str))
+    except cache.CacheError as e: raise UsageError(f'pavlovattn {cmd}: cannot write --json {path!r}: {e}')
 
 def _umask() -> int:
     m = os.umask(0); os.umask(m); return m
@@ -233,17 +323,20 @@ def _animal_args(p, fitting=False):
     if fitting:
         p.add_argument('--joint', action='store_true', help='one parameter set for all experiments (default: one per experiment)')
         p.add_argument('--held-out', nargs='+', default=[], metavar='ID', help='with --joint: experiments left out of the fit, scored with its parameters')
-        p.add_argument('--steps', type=int, default=40, help='Adam steps per restart (default 40)')
-        p.add_argument('--restarts', type=int, default=2, help='random starts (default 2)')
-        p.add_argument('--lr', type=float, default=0.1, help="Adam's learning rate (default 0.1)")
+        p.add_argument('--steps', type=_number(int, name='steps'), default=40, help='Adam steps per restart (default 40)')
+        p.add_argument('--restarts', type=_number(int, name='restarts'), default=2, help='random starts (default 2)')
+        p.add_argument('--lr', type=_number(lo=0, lo_open=True, name='lr'), default=0.1, help="Adam's learning rate (default 0.1)")
     else:
-        p.add_argument('--beta', type=float, default=0.1, help='write rate (default 0.1)')
-        p.add_argument('--gamma', type=float, default=None, help="the family's gamma (default: its own)")
-        p.add_argument('--tau', type=float, default=None, help='softmax temperature (default 1)')
-    p.add_argument('--subjects', type=int, default=4, help='subjects per group with a randomised phase (default 4)')
-    p.add_argument('--seed', type=int, default=0, help='seed of the randomised orders (and of the restarts)')
+        p.add_argument('--beta', type=_number(name='beta'), default=0.1, help='write rate (default 0.1)')
+        p.add_argument('--gamma', type=_number(name='gamma'), default=None, help="the family's gamma (default: its own)")
+        p.add_argument('--tau', type=_number(lo=0, lo_open=True, name='tau'), default=None, help='softmax temperature, > 0 (default 1)')
+    p.add_argument('--subjects', type=_number(int, name='subjects'), default=4, help='subjects per group with a randomised phase (default 4)')
+    p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed of the randomised orders (and of the restarts)')
+    p.add_argument('--no-ceiling', action='store_true', help=f"lift the ceilings on the work asked for ({', '.join(f'--{k} {v:,}' for k, v in CEILINGS.items() if fitting or k == 'subjects')})")
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--format', default='table', help='table or json (default table)')
+
+CEILINGS = dict(steps=5_000, restarts=50, subjects=1_000)   # what score and fit run without --no-ceiling
 
 def _animal(a, cmd) -> int:
     "`pavlovattn score` / `pavlovattn fit`: the families against the animal data (see the animal-data page)."
@@ -252,6 +345,9 @@ def _animal(a, cmd) -> int:
         if x not in valid: raise UsageError(f"pavlovattn {cmd}: unknown {name} {x!r}; valid: {', '.join(valid)}")
     for name in ('subjects', 'steps', 'restarts'):
         if getattr(a, name, 1) < 1: raise UsageError(f'pavlovattn {cmd}: --{name.replace("_", "-")} must be at least 1; got {getattr(a, name)}')
+        top = CEILINGS[name] if not a.no_ceiling else 2**31 - 1
+        if getattr(a, name, 1) > top:
+            raise UsageError(f'pavlovattn {cmd}: --{name} {getattr(a, name)} is more than {top:,}' + ('' if a.no_ceiling else ' (--no-ceiling lifts this ceiling)'))
     _check_device(a.device, cmd)
     animal = _mod('animal')
     try:
@@ -265,7 +361,7 @@ def _animal(a, cmd) -> int:
             res = animal.fit(a.rule, ids=a.only, joint=a.joint, held_out=a.held_out, steps=a.steps, restarts=a.restarts, lr=a.lr,
                              subjects=a.subjects, seed=a.seed, device=a.device)
     except ValueError as e: raise UsageError(f'pavlovattn {cmd}: {e}')
-    if a.format == 'json': print(json.dumps(res, indent=1)); return 0
+    if a.format == 'json': print(json.dumps(_strict(res, cmd), indent=1, allow_nan=False)); return 0
     f = lambda x: '—' if x is None else f'{x:.3f}'
     print(f"{res['rule']} ({res['mode']})")
     for e in res['experiments']:
@@ -283,9 +379,9 @@ def _fit(a) -> int: return _animal(a, 'fit')
 # %% ../nbs/10_cli.ipynb #a9911c37
 def _battery_args(p):
     p.add_argument('rule', metavar='RULE_OR_FILE', help='a family: a built-in name (e.g. delta), FILE.py (its FAMILY), FILE.py:NAME or module:NAME')
-    p.add_argument('--subjects', type=int, default=500, help='subjects of the randomised rows (default 500)')
-    p.add_argument('--seed', type=int, default=0, help='seed (default 0)')
-    p.add_argument('--gamma', type=float, default=None, help="the family's gamma (default: each page's protocol, else the family's own)")
+    p.add_argument('--subjects', type=_number(int, name='subjects'), default=500, help='subjects of the randomised rows (default 500)')
+    p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed (default 0)')
+    p.add_argument('--gamma', type=_number(name='gamma'), default=None, help="the family's gamma (default: each page's protocol, else the family's own)")
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--figure', default=None, metavar='PATH', help='also write the card as a heat map (.png, .pdf or .svg)')
@@ -294,6 +390,7 @@ def _battery_args(p):
 def _battery(a) -> int:
     _choice('format', a.format, FORMATS)
     if a.subjects < 2: raise UsageError(f'pavlovattn battery: --subjects must be at least 2 (the CI needs two); got {a.subjects}')
+    if a.figure is not None and not a.figure.strip(): raise UsageError('pavlovattn battery: --figure needs a path; got an empty one')
     if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
         raise UsageError(f'pavlovattn battery: --figure must end in .png, .pdf or .svg; got {a.figure!r}')
     _check_device(a.device, 'battery')
@@ -303,7 +400,7 @@ def _battery(a) -> int:
     cols = ['page', 'effect', 'ci_low', 'ci_high', 'direction', 'closed_form', 'closed_form_error', 'rw', 'contiguity', 'exemplar', 'own_model', 'note']
     if a.format == 'json':
         rows = [{'phenomenon': i, **{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}} for i, r in card[cols].iterrows()]
-        print(json.dumps({'family': card.attrs, 'rows': rows}, indent=1, default=str))
+        print(json.dumps(_strict({'family': card.attrs, 'rows': rows}, 'battery'), indent=1, default=str, allow_nan=False))
     elif a.format == 'csv': sys.stdout.write(card[cols].to_csv())
     else:
         print(f"battery {card.attrs['family']} ({card.attrs['conditioning']}; model: {card.attrs['model'] or 'not stated'}), "
@@ -323,12 +420,9 @@ def _save_figure(card, path):
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     ax = _mod('battery').plot_card(card)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, suffix=os.path.splitext(path)[1]); os.close(fd)
-    try: ax.figure.savefig(tmp, bbox_inches='tight'); os.chmod(tmp, 0o666 & ~_umask()); os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp): os.unlink(tmp)
-        raise UsageError(f'pavlovattn battery: cannot write --figure {path}: {e.strerror or e}')
+    buf = io.BytesIO(); cache = _mod('cache')
+    try: ax.figure.savefig(buf, format=os.path.splitext(path)[1][1:].lower(), bbox_inches='tight'); cache.write_report(path, buf.getvalue())
+    except cache.CacheError as e: raise UsageError(f'pavlovattn battery: cannot write --figure {path}: {e}')
     finally: plt.close(ax.figure)
 
 # %% ../nbs/10_cli.ipynb #b1dd1461
@@ -344,7 +438,8 @@ def main(argv=None) -> int:
     try:
         a, extra = p.parse_known_args(argv)
         if extra: (sub.choices[a.cmd] if a.cmd else p).error(f"unrecognized arguments: {' '.join(extra)}")   # under the command's name
-        if a.cmd is None: p.print_help(); return 2
+        if a.cmd is None:
+            print(_one_line(f"pavlovattn: a command is required; {p.format_usage().strip()} (pavlovattn --help)"), file=sys.stderr); return 2
         return SUBCOMMANDS[a.cmd][2](a)
     except UsageError as e:
         print(_one_line(e) if str(e) else 'pavlovattn: bad input', file=sys.stderr); return 2   # every line break escaped: one line
@@ -356,9 +451,11 @@ def main(argv=None) -> int:
         print(_one_line(f"{cmd}: out of memory ({e or 'MemoryError'}); use fewer subjects, trials or a smaller --dk"), file=sys.stderr); return 2
 
 def _out_of_memory(e) -> bool:
-    "A `MemoryError` or torch's out-of-memory error (torch is only asked when a command has imported it)."
+    "A `MemoryError`, torch's CUDA out-of-memory error, or torch's CPU one (a RuntimeError from its allocator; torch is only asked when a command has imported it)."
     torch = sys.modules.get('torch')
-    return isinstance(e, MemoryError) or (torch is not None and isinstance(e, getattr(torch, 'OutOfMemoryError', MemoryError)))
+    if isinstance(e, MemoryError) or (torch is not None and isinstance(e, getattr(torch, 'OutOfMemoryError', MemoryError))): return True
+    return isinstance(e, RuntimeError) and any(s in str(e) for s in ("DefaultCPUAllocator: can't allocate memory", 'DefaultCPUAllocator: not enough memory',
+                                                                   'CUDA out of memory', "can't allocate memory"))
 
 # %% ../nbs/10_cli.ipynb #8d3f0e22
 if __name__ == '__main__' and '__file__' in globals(): sys.exit(main())   # not when a notebook runs this cell

@@ -83,9 +83,11 @@ def test_every_error_starts_with_the_command(argv, start):
     assert r.returncode == 2 and r.stderr.startswith(start) and len(r.stderr.splitlines()) == 1, r.stderr
     assert 'Traceback' not in r.stderr and r.stdout == ''
 
-def test_no_command_prints_help_and_exits_2():
+def test_no_command_prints_a_usage_line_on_stderr_and_exits_2():
+    "Issue 32, reproducer 13: `pavlovattn` with no arguments exited 2 with an empty stderr."
     r = pv()
-    assert r.returncode == 2 and r.stdout.startswith('usage: pavlovattn') and '--version' in r.stdout
+    assert r.returncode == 2 and r.stdout == '' and len(r.stderr.splitlines()) == 1, (r.stdout, r.stderr)
+    assert r.stderr.startswith('pavlovattn: a command is required; usage: pavlovattn') and '--help' in r.stderr
 
 def test_claims_that_cannot_run_are_reported_under_the_command(monkeypatch, capsys):
     "A claim whose code fails: the table shows it, stderr names it in one line under `pavlovattn reproduce:`, exit status 1."

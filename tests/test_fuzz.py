@@ -198,3 +198,26 @@ def test_recur_runs_or_refuses_with_one_line(call):
         assert len(str(e).splitlines()) == 1 and str(e), repr(e)
         return
     assert torch.isfinite(tr.pred).all() and torch.isfinite(tr.out).all(), kw
+
+# ---- issue 32: every numeric flag x {NaN, ±inf, ±0, subnormal, 1e308, Unicode digits, underscores, empty} ----
+IMPOSSIBLE = ['nan', 'NaN', 'inf', '-inf', '1e309', '١٠', '１', '1_0', '', ' ', '0x10', '1e', '--']
+ODD = ['0', '-0', '5e-324', '1e308', '-1e308', '2.5', '-1']
+FLAGS = {('run', '10A+ | #A'): ['--beta', '--beta-minus', '--gamma', '--lam', '--dk', '--overlap', '--subjects', '--seed', '--tau', '--omega'],
+         ('score',): ['--beta', '--gamma', '--tau', '--subjects', '--seed'],
+         ('fit',): ['--steps', '--restarts', '--lr', '--subjects', '--seed'],
+         ('battery', 'delta'): ['--subjects', '--seed', '--gamma']}
+
+def _stop_before_work(cmd):
+    "Flags that end the command right after its checks (fit/score/battery would otherwise run their experiments)."
+    return {'score': ['--format', 'xml'], 'fit': ['--held-out', 'renewal'], 'battery': ['--format', 'xml']}.get(cmd[0], [])
+
+@pytest.mark.parametrize('cmd, flag', [(c, f) for c, fs in FLAGS.items() for f in fs])
+def test_numeric_flags_refuse_impossible_values_and_never_trace(cmd, flag):
+    for v in IMPOSSIBLE + ODD:
+        args = [*cmd, flag, v, *_stop_before_work(cmd)]
+        if cmd[0] == 'run' and flag == '--omega': args += ['--rule', 'vhw']
+        rc, out, err = run_main(args)
+        assert rc in (0, 2) and 'Traceback' not in err, (args, rc, err)
+        if rc == 2: assert len(err.splitlines()) == 1 and err.startswith('pavlovattn'), (args, err)
+        if v in IMPOSSIBLE: assert rc == 2 and flag in err, (args, rc, out, err)          # never silently accepted
+        if rc == 0: assert 'NaN' not in out and 'Infinity' not in out, (args, out)

@@ -164,7 +164,8 @@ def test_reproduce_json_is_written_atomically(tmp_path, monkeypatch):
     cli._write_json(str(path), [{'id': 'x'}])
     assert json.loads(path.read_text()) == [{'id': 'x'}]
     def boom(*a, **k): raise OSError(28, 'No space left on device')
-    monkeypatch.setattr(cli.json, 'dump', lambda obj, f, **k: (f.write('[{"id": "y", "trunc'), boom()))
+    import pavlovattn.cache as cache
+    monkeypatch.setattr(cache.os, 'fsync', boom)                          # the disk fills up as the temporary file is flushed
     with pytest.raises(cli.UsageError, match="pavlovattn reproduce: cannot write .*No space left on device"):
         cli._write_json(str(path), [{'id': 'y'}])
     assert json.loads(path.read_text()) == [{'id': 'x'}]                 # the old report is whole
