@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['GOLDEN', 'RANGES', 'available', 'mix64', 'stream_keys', 'shuffle_rows', 'summary_row']
+__all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'available', 'mix64', 'stream_keys']
 
 # %% ../nbs/00b_kernels.ipynb #340436da
 try: import numba
@@ -194,3 +194,41 @@ def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the tria
     for r in range(len(cuts) - 1): a1 += p1[r]; a2 += p2[r]       # in range order: the same sums on any number of threads
     var = (a2 - a1 * a1 / max(B, 1)) / max(B - 1, 1)
     return ps, cnt, Sf, ref + a1 / max(B, 1), np.sqrt(np.maximum(var, 0.0))
+
+# %% ../nbs/00b_kernels.ipynb #c14369f8
+import functools, os, sys
+
+def _damaged_cache_files(e:BaseException) -> list:
+    "The cache files (index and data) numba was reading when it raised `e`, found in the frames of numba's cache module; [] when `e` did not come from there."
+    files, tb = [], e.__traceback__
+    while tb is not None:
+        fr = tb.tb_frame
+        if fr.f_code.co_filename.replace(os.sep, '/').endswith('numba/core/caching.py'):
+            obj = fr.f_locals.get('self')
+            obj = getattr(obj, '_cache_file', obj)                      # a Cache holds its IndexDataCacheFile
+            index = getattr(obj, '_index_path', None)
+            if index and index not in files:
+                d, base = os.path.split(index); stem = base[:-len('.nbi')]
+                try: files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.startswith(stem + '.') and f.endswith(('.nbi', '.nbc'))]
+                except OSError: files.append(index)
+        tb = tb.tb_next
+    return files
+
+def _cache_guard(fn):
+    "`fn`, retried once after clearing numba's cache files when reading them raised (one line on stderr)."
+    @functools.wraps(fn)
+    def guarded(*args, **kw):
+        try: return fn(*args, **kw)
+        except Exception as e:
+            files = _damaged_cache_files(e)
+            if not files: raise
+            for f in files:
+                try: os.unlink(f)
+                except OSError: pass
+            why = (str(e).strip().splitlines() or [''])[0][:160]
+            print(f'pavlovattn: the numba cache of {fn.__name__} was damaged ({type(e).__name__}: {why}); removed {len(files)} file(s) '
+                  f'in {os.path.dirname(files[0])} and compiled it again', file=sys.stderr)
+            return fn(*args, **kw)
+    return guarded
+
+shuffle_rows, summary_row = _cache_guard(shuffle_rows), _cache_guard(summary_row)
