@@ -9,7 +9,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 import torch.nn.functional as F
-from .families import FAMILIES, family
+from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory
 
 # %% auto #0
@@ -117,17 +117,28 @@ class AttentionMixer(nn.Module):
                  layer_idx:int|None=None,       # the layer's index in its model (Zoology and fla pass it): stored
                 ):
         super().__init__()
-        d_model, n_heads = _alias('d_model', d_model, 'hidden_size', hidden_size), _alias('n_heads', n_heads, 'num_heads', num_heads) or 4
+        d_model, n_heads = _alias('d_model', d_model, 'hidden_size', hidden_size), _alias('n_heads', n_heads, 'num_heads', num_heads)
         if d_model is None: raise TypeError("AttentionMixer needs d_model (fla: hidden_size)")
+        n_heads = 4 if n_heads is None else n_heads
+        for name, x in (('d_model', d_model), ('n_heads', n_heads), ('head_dim', head_dim)):
+            if x is not None and (isinstance(x, bool) or not hasattr(x, '__index__') or x < 1):
+                raise ValueError(f"{name} must be a positive integer{' or None (d_model // n_heads)' if name == 'head_dim' else ''}; got {x!r}")
+        if head_dim is None and d_model < n_heads:
+            raise ValueError(f"d_model={d_model} gives no channel per head with n_heads={n_heads}: give head_dim, or fewer heads")
         if use_short_conv is not None and not use_short_conv: conv_size = 0
         elif use_short_conv and not conv_size: raise ValueError("use_short_conv=True needs conv_size >= 1; got 0")
         if qk_norm not in (True, False, 'l2'): raise ValueError(f"qk_norm must be True, False or 'l2' (True); got {qk_norm!r}")
         fam = family(rule); kw = dict(device=device, dtype=dtype)
+        if algorithm != 'auto':                                                      # refused here, not at the first forward
+            if algorithm not in ALGORITHMS or ALGORITHMS[algorithm].result != 'trace':
+                raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(n for n, a in ALGORITHMS.items() if a.result == 'trace')}")
+            if algorithm not in fam.algorithms: raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; valid for it: auto, "
+                             f"{', '.join(n for n in fam.algorithms if ALGORITHMS[n].result == 'trace')}")
         if allow_neg_eigval and fam.rate_bound != 2:
             raise ValueError(f"allow_neg_eigval needs a family whose rates are stable up to 2 ({', '.join(n for n, f in FAMILIES.items() if f.rate_bound == 2)}); "
                              f"the {fam.name} family's bound is {fam.rate_bound}")
         self.fam, self.rule, self.H, self.d_model = fam, rule, n_heads, d_model
-        base = head_dim or d_model // n_heads
+        base = head_dim if head_dim is not None else d_model // n_heads
         self.dk, self.dv = int(base * expand_k + 1e-9), int(base * expand_v + 1e-9)   # a config written by to_fla_kwargs reads back exactly
         if min(self.dk, self.dv) < 1: raise ValueError(f"head sizes must be >= 1; got d_k={self.dk}, d_v={self.dv}")
         self.qk_norm, self.chunk, self.algorithm = bool(qk_norm), chunk, algorithm

@@ -291,3 +291,20 @@ def test_continuing_and_padding_on_cuda(rule):
     xp = xd.clone(); xp[0, 20:] = xd[0, :50]
     yp = md(xp, attention_mask=mask)
     assert (yp[0, 20:] - md(xd[:1, :50])[0]).abs().max() < 1e-10 and (yp[1, :41] - md(xd[1:, :41])[0]).abs().max() < 1e-10, rule
+
+# Issue 32, reproducer 13 (AttentionMixer): head_dim=0 became the default, n_heads=0 raised ZeroDivisionError, an unknown
+# algorithm was refused only at forward, T=0 raised a conv1d error.
+@pytest.mark.parametrize('kw, msg', [(dict(head_dim=0), 'head_dim must be a positive integer'), (dict(n_heads=0), 'n_heads must be a positive integer'),
+                                     (dict(num_heads=0), 'n_heads must be a positive integer'), (dict(n_heads=-2), 'n_heads must be'),
+                                     (dict(head_dim=2.5), 'head_dim must be'), (dict(d_model=0), 'd_model must be'),
+                                     (dict(d_model=2, n_heads=4), 'no channel per head'), (dict(algorithm='nope'), "unknown algorithm 'nope'"),
+                                     (dict(algorithm='numba'), "unknown algorithm 'numba'"),
+                                     (dict(rule='softmax', algorithm='chunked'), 'does not implement the softmax family')])
+def test_mixer_refuses_impossible_sizes_and_algorithms_at_construction(kw, msg):
+    with pytest.raises(ValueError, match=msg): AttentionMixer(**{'d_model': 8, **kw})
+
+def test_mixer_sizes_that_are_given_are_kept_and_an_empty_sequence_runs():
+    import numpy as np
+    m = AttentionMixer(np.int64(8), n_heads=2, head_dim=3); assert (m.H, m.dk, m.dv) == (2, 3, 3)
+    assert AttentionMixer(8, 2, algorithm='sequential').algorithm == 'sequential'
+    y = AttentionMixer(8, 2)(torch.zeros(2, 0, 8)); assert tuple(y.shape) == (2, 0, 8)
