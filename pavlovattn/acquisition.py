@@ -31,7 +31,7 @@ def extinction_curve(rule:str,        # one of `RULES`
     if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
     fam = FAMILIES[rule]; gamma = fam.gamma_or_default(gamma)
     n = torch.as_tensor(n, dtype=torch.float64)
-    if fam.exemplar:                                                # an exemplar memory forgets nothing: extinction dilutes
+    if fam.grows:                                                   # an exemplar memory forgets nothing: extinction dilutes
         if n_acq is None or x_acq is not None:
             raise ValueError("softmax extinction is dilution: it depends on n_acq, the number of stored reinforced trials, not on x_acq")
         A = n_acq * beta * math.exp(k2 / tau)                      # total weight of the reinforced trials
@@ -55,7 +55,7 @@ def acq_ext_curve(rule:str,          # one of `RULES`
                  ) -> torch.Tensor:  # `[n_acq + n_ext + 1]` float64: x_0 = 0, ..., x_{n_acq+n_ext}
     "Closed-form read-out of A after each trial of `n_acq A+ | n_ext A-` (or `B-`), starting from an empty memory."
     acq = acquisition_curve(rule, torch.arange(n_acq + 1), lam=lam, k2=k2, beta=beta, tau=tau, **FAMILIES[rule].kwargs(gamma=gamma))
-    ext = extinction_curve(rule, torch.arange(1, n_ext + 1), x_acq=None if FAMILIES[rule].exemplar else float(acq[-1]),
+    ext = extinction_curve(rule, torch.arange(1, n_ext + 1), x_acq=None if FAMILIES[rule].grows else float(acq[-1]),
                            n_acq=n_acq, lam=lam, k2=k2, beta=beta, gamma=gamma, tau=tau, other=other)
     return torch.cat([acq, ext])
 

@@ -200,7 +200,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
         if check: _finite('probes', P0)
     grad = needs_grad(k, v, q, kw, b, g, S0, P)
     alg = choose_algorithm(fam, T, dk, grad, B * H, k.device) if algorithm == 'auto' else algorithm
-    if fam.exemplar:
+    if fam.grows:                                          # an exemplar memory: the core's own loop
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
         if P is not None: res = res._replace(probes=_softmax_probes(res.state, P, T, tau, sink))
     else:
@@ -390,7 +390,7 @@ def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, algorithm):
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
     ix = index.to(k.device).long()
     C = 0 if P is None else P.shape[-2]
-    if fam.exemplar:                                       # predictions: the trial types' keys read as probes, one step late
+    if fam.grows:                                          # predictions: the trial types' keys read as probes, one step late
         Kt = k.permute(1, 0, 2).expand(B, H, N, dk)
         PP = Kt if P is None else torch.cat([P.expand(B, H, C, dk), Kt], 2)
         tr = probe_readouts(k[ix], v[ix], PP, rule=fam.name, beta=b[ix], S0=S0, tau=tau, sink=sink, check=False, algorithm=algorithm)

@@ -476,7 +476,7 @@ def _check_rule(rule):
 
 def _history(fam) -> bool:
     "Whether a family's per-step inputs depend on the trial history (a key trace, write keys): it runs per step, not from trial-type tables."
-    return fam.extra_row == 'trace' or fam.write_key
+    return fam.history
 
 def expected_absent(x, # `[..., T, n_cues]` 0/1 cue indicators per trial
                    ) -> torch.Tensor: # same shape: 1 where the cue is absent but was presented with a cue present now on an earlier trial
@@ -502,7 +502,7 @@ def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, algorith
     "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history (`hist`: trial types' cue indicators, scales, probe flags, omega) runs per step."
     if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, _trace_algorithm(algorithm), *hist)
     (S, T), (C, dk), (N, H) = o.shape, Kc.shape, lam_tt.shape
-    g = g_tt[:, :, None].expand(-1, -1, dk) if fam.gate == 'channel' else g_tt   # a channel gate: one for every key feature
+    g = fam.per_feature(g_tt, dk)                                                  # a per-feature gate: one for every key feature
     K = Ktt[:, None, :].expand(N, H, dk) if Ktt.dim() == 2 else Ktt              # one head per US, the same keys (associations='all': each head its own)
     kw = dict(rule=fam.name, beta=b_tt, gamma=g, tau=tau, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
     sm = summarize(K, lam_tt[:, :, None], probes=Kc, algorithm=algorithm, **kw)
@@ -523,11 +523,11 @@ def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, algorithm, X,
     ix = o.to(Ktt.device).long(); S, T = ix.shape; N, H = lam_tt.shape; dk = Ktt.shape[-1]
     k = Ktt[ix][:, :, None].expand(S, T, H, dk); pr = is_probe[ix]
     extra = {}
-    if fam.extra_row == 'trace': extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
-    if fam.write_key: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
+    if fam.probe_is_query: extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
+    if 'kw' in fam.params: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
     tr = probe_readouts(k, lam_tt[ix][..., None], Kc, reads=True, rule=fam.name, beta=b_tt[ix], gamma=g_tt[ix] if 'gamma' in fam.params else None,
                         algorithm=fam.loop if algorithm == 'auto' else algorithm, **extra)
-    pred = tr.pred[..., 0] if fam.extra_row != 'trace' else torch.where(pr[..., None], tr.out[..., 0], tr.pred[..., 0])   # [S, T, heads]
+    pred = tr.pred[..., 0] if not fam.probe_is_query else torch.where(pr[..., None], tr.out[..., 0], tr.pred[..., 0])   # [S, T, heads]
     V = _cols(tr.probes[..., 0])
     m, sd = batch_mean_sd(V)
     out = dict(mean=m.cpu(), sd=sd.cpu(), pred_sum=_heads_last(pred.new_zeros(S, N, H).scatter_add_(1, ix[..., None].expand(S, T, H), pred)).cpu())
@@ -582,7 +582,7 @@ def memory_estimate(design,                # a design string or `Design`
                tables=max([8 * N * (N + C) + 8 * (N + C) * dk for N in Ns] if comp else [0]), block=0, results=0, per_subject=0)
     for g, N in zip(d.groups, Ns):
         T = g.n
-        per = _subject_bytes(T, C * H, N, dk, comp, per_subject, _families()[rule].exemplar, _history(_families()[rule]))
+        per = _subject_bytes(T, C * H, N, dk, comp, per_subject, _families()[rule].grows, _history(_families()[rule]))
         est['block'] = max(est['block'], min(subjects, max(1, BLOCK_BYTES // max(per, 1))) * per)
         est['results'] += 8 * 2 * (T + 1) * C * H + 8 * 4 * T + 8 * 2 * N
         if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C * H + 2 * T + 8 * N * H)
@@ -679,6 +679,14 @@ def _distinct_steps(g, assoc:str) -> tuple:
         lut[i] = j
     return reps, lut
 
+def _relabel(o, lut):
+    "Orders `o` `[S, T]` relabelled to their distinct steps by `lut`, a slice of subjects at a time (never an int64 copy of the whole block); `o` itself where nothing merges."
+    if lut is None or bool((lut == torch.arange(len(lut), dtype=lut.dtype)).all()): return o
+    out = torch.empty(o.shape, dtype=lut.dtype, device=o.device)
+    step = max(1, 2**22 // max(1, o.shape[1]))                          # about 32 MB of int64 indices at a time
+    for a in range(0, o.shape[0], step): out[a:a + step] = lut.to(o.device)[o[a:a + step].long()]
+    return out
+
 def _unreported(d, limit:int=4) -> tuple:
     "The stimulus-to-stimulus associations calmr's RW1972 learns in a calmr design that a cue -> US run does not report: (how many, the first few as 'A->B')."
     us, seen = set(d.outcomes) | {'US'}, {}
@@ -744,10 +752,10 @@ def simulate(design,                  # a design string or a parsed `Design`
         raise ValueError(f"the {rule} family has no gamma (it never forgets): leave gamma out; families with a gamma: "
                          f"{', '.join(r for r in design_rules() if 'gamma' in _families()[r].params)}")
     gamma = float(fam.gamma_or_default(gamma))
-    if omega is not None and not fam.write_key:
+    if omega is not None and 'kw' not in fam.params:
         raise ValueError(f"the {rule} family has no omega (expected-but-absent cues write only with separate write keys): leave omega out; "
-                         f"families with write keys: {', '.join(r for r in design_rules() if _families()[r].write_key)}")
-    omega = (0.5 if omega is None else float(omega)) if fam.write_key else None
+                         f"families with write keys: {', '.join(r for r in design_rules() if 'kw' in _families()[r].params)}")
+    omega = (0.5 if omega is None else float(omega)) if 'kw' in fam.params else None
     if omega is not None and not (math.isfinite(omega) and omega >= 0): raise ValueError(f'omega must be a finite number >= 0; got {omega!r}')
     if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
     assoc = _associations(d, associations)
@@ -811,9 +819,9 @@ def simulate(design,                  # a design string or a parsed `Design`
             stats, pstats, keep = None, None, []
             H = None if not hist else (f([[float(c in t.cues) for c in cues] for t in tts]), tt_scale[gi].to(dtype=dtype, device=device),
                                        torch.tensor([t.probe for t in tts], device=device), omega)
-            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.exemplar, hist)):   # bounded memory: block by block
+            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.grows, hist)):   # bounded memory: block by block
                 o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(d, g, params, lo, hi)
-                out = _block(fam, o if lut is None else lut[o.long()], Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, algorithm, H)
+                out = _block(fam, _relabel(o, lut), Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, algorithm, H)
                 if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
                     raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
                 stats = _merge(stats, (hi - lo, out['mean'], out['sd']))

@@ -76,6 +76,21 @@ class Family:
         "A γ of one number per step `[...]` in its shape: `[..., dk]` (the same gate on every feature) where it gates per feature."
         return g if self.gamma_channels(dk) is None else torch.as_tensor(g)[..., None].expand(*torch.as_tensor(g).shape, dk)
 
+    @property
+    def grows(self) -> bool:
+        "Whether its memory grows with every step (an exemplar memory: no fixed-size state, every read looks at every stored trial)."
+        return self.exemplar
+
+    @property
+    def history(self) -> bool:
+        "Whether its per-step inputs depend on the trial history (a key trace, write keys from the cues expected but absent): a design then runs it step by step, not from trial-type tables."
+        return self.extra_row == 'trace' or self.write_key
+
+    @property
+    def probe_is_query(self) -> bool:
+        "Whether a probe must read it as a query after a step with no key (a key trace: a probe's key must not enter the trace)."
+        return self.extra_row == 'trace'
+
     def rows(self, dv:int) -> int:
         "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
         return dv + (1 if self.extra_row else 0)

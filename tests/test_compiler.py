@@ -67,9 +67,10 @@ def _max_diff(mine, ref):
 @pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla', 'channel-gate'])
 def test_competition_runner_equals_hand_built_oracle(rule):
     "Every dissociation design (randomised phases drawn from the torch stream, both samplings, unequal rates) equals the oracle."
-    for name, (design, _, kw, _) in dissociation.PHENOMENA.items():
+    for name, ph in dissociation.PHENOMENA.items():
+        design = ph.design
         for sampling in ('shuffle', 'iid'):
-            opts = dict(rule=rule, subjects=40, seed=5, sampling=sampling, **kw, **competition.protocol(rule))
+            opts = dict(rule=rule, subjects=40, seed=5, sampling=sampling, **ph.options, **competition.protocol(rule))
             mine = competition.run_design(design, trajectory=True, **opts)
             assert _max_diff(mine, oracle_run(design, **opts)) < 1e-12, (rule, name, sampling)
 
