@@ -38,7 +38,7 @@ def run_design(design:str,              # a design string
                sampling:str='shuffle',  # `!` phases: 'shuffle' (permutations of the counts) or 'iid' (draws with replacement)
                trajectory:bool=False,   # also return every cue's strength after every step
                seed:int=0, tau:float=1.0, dtype=torch.float64, device='cpu',
-               algorithm:str|None=None, # `simulate`'s algorithm (default: the family's step-by-step loop, `Family.loop`: the tuned loop the registered claims ran on, or a user family's plain loop)
+               algorithm:str|None=None, # `simulate`'s algorithm (default: the family's step-by-step loop: the tuned loop the registered claims ran on, or a user family's plain loop)
               ) -> dict:
     "Run `design` with `simulate` and return each subject's probe read-outs `{group: {'B@3': [subjects]}}` (and `'_trajectory'` `[subjects, T, cues]`, `'_cues'`)."
     bm = beta if beta_minus is None else beta_minus
