@@ -91,6 +91,8 @@ def _run_args(p):
     p.add_argument('--tau', type=_number(lo=0, lo_open=True, name='tau'), default=1.0, help='softmax temperature, > 0 (default 1)')
     p.add_argument('--omega', type=_number(name='omega'), default=None, help="vhw only: rate of an expected-but-absent cue relative to a present one (default 0.5)")
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
+    p.add_argument('--associations', default=None, metavar='WHICH', help="with --dialect calmr: us (cue -> US) or all (every stimulus -> stimulus association, "
+                   "as calmr's RW1972); default all for a calmr design without a US, else us")
     p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does), with a warning, instead of refusing it')
     p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are not read: give --beta, --salience")
     p.add_argument('--palms-unsigned', default=None, metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
@@ -136,6 +138,7 @@ def _print_table(res):
     print(f"rule {res.rule}: beta={beta} gamma={_fmt(p['gamma'])} lam={num(p['lam'])} keys={p['keys']} dk={p['dk']}"
           + (f" overlap={_fmt(p['overlap'])}" if p['keys'] == 'random' else '') + (' normalize' if p['normalize'] else '')
           + f" subjects={p['subjects']} seed={p['seed']} {p['dtype']}")
+    for n in getattr(res, 'notes', ()): print(f'note: {n}')            # what the run does not answer: in the table too
     for g in res.runs:
         print(f'\ngroup {g}')
         pr = probes[g]
@@ -187,7 +190,7 @@ def _run(a) -> int:
             warnings.simplefilter('always', RuntimeWarning)
             res = dz.simulate(design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
                            salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(_mod('torch'), a.dtype),
-                           device=a.device, tau=a.tau, **({'omega': a.omega} if a.omega is not None else {}), **({'per_subject': True} if a.results_layout == 'calmr' else {}))
+                           device=a.device, tau=a.tau, **({'omega': a.omega} if a.omega is not None else {}), **({'associations': a.associations} if a.associations is not None else {}), **({'per_subject': True} if a.results_layout == 'calmr' else {}))
         if a.results_file is not None:
             try: _mod('interop').write_results(res, a.results_file, layout=a.results_layout)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot write --results-file {a.results_file}: {e.strerror or e}')

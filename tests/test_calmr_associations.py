@@ -88,3 +88,16 @@ def test_one_named_us_with_a_probe(tmp_path):   # issue 32, reproducer 1: a Type
     f = tmp_path / 'd.csv'; f.write_text('Group,P1,P2\nG,1A(US_a),1#A\n')
     x = pv('run', '--calmr', str(f), '--beta', '0.4')
     assert x.returncode == 0 and '#A -> US_a' in x.stdout and '0.4' in x.stdout, x.stderr
+
+def test_cli_associations_flag_and_table_note(capsys):
+    "`pavlovattn run --associations all` computes calmr's stimulus associations; a partial cue -> US run prints its note in the table."
+    import json
+    from pavlovattn.cli import main
+    assert main(['run', '10A(US)/10B | 1#A', '--dialect', 'calmr', '--associations', 'all', '--format', 'json']) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out['params']['associations'] == 'all' and 'notes' not in out
+    assert main(['run', '10A(US) | 1#A', '--dialect', 'calmr']) == 0
+    cap = capsys.readouterr()
+    assert cap.out.splitlines()[1].startswith("note: partial: calmr's RW1972 also learns 1 stimulus-to-stimulus association")
+    assert main(['run', '10A(US) | 1#A', '--dialect', 'calmr', '--associations', 'bogus']) == 2
+    assert "unknown associations 'bogus'" in capsys.readouterr().err
