@@ -369,7 +369,8 @@ def _animal(a, cmd) -> int:
     print(f"{res['rule']} ({res['mode']})")
     for e in res['experiments']:
         par = ', '.join(f'{k}={v:.3g}' for k, v in e['params'].items() if isinstance(v, float) and k not in ('a', 'b'))
-        print(f"{e['id']:<28} r={f(e['r']):>6}  ordinal={f(e['ordinal']):>5}  {par}  ({e['citation']})")
+        fit = f"sign={f(e['sign']):>5}" if e.get('r') is None and e.get('sign') is not None else f"r={f(e['r']):>6}"   # two points: their sign, not r
+        print(f"{e['id']:<28} {fit:<10}  ordinal={f(e['ordinal']):>5}  {par}  ({e['citation']})")
     for e in res['not_expressible']: print(f"{e['id']:<28} not expressible ({e['citation']})")
     return 0
 
