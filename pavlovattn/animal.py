@@ -171,7 +171,7 @@ def strengths(batch:Batch,       # from `compile_batch`
     elif tau is not None: kw['tau'] = tau                                       # recur refuses a τ the family lacks
     kw = fam.kwargs(**kw) if 'gamma' in fam.params or gamma is None else kw
     T = X.shape[1]
-    if not fam.exemplar or batch.length is None:                                # linear state: one call (its loop costs T steps, whatever the batch)
+    if not fam.grows or batch.length is None:                                # linear state: one call (its loop costs T steps, whatever the batch)
         pred = recur(k, v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw).pred
     else:                                                                       # exemplar memory: O(T²) per row, so rows run in buckets of similar length
         L = ((batch.length + bucket - 1) // bucket * bucket).clamp(max=T)       # each row's bucket: its length rounded up to a multiple of `bucket`

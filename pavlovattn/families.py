@@ -91,6 +91,11 @@ class Family:
         "Whether a probe must read it as a query after a step with no key (a key trace: a probe's key must not enter the trace)."
         return self.extra_row == 'trace'
 
+    @property
+    def positive_keys(self) -> bool:
+        "Whether its read-out divides by a key sum, so keys and queries must be non-negative (a layer maps them through elu + 1)."
+        return self.extra_row == 'norm'
+
     def rows(self, dv:int) -> int:
         "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
         return dv + (1 if self.extra_row else 0)

@@ -147,16 +147,16 @@ class AttentionMixer(nn.Module):
         self.q_proj = nn.Linear(d_model, ik, bias=False, **kw)
         self.k_proj = nn.Linear(d_model, ik, bias=False, **kw)
         self.v_proj = nn.Linear(d_model, iv, bias=False, **kw)
-        self.kw_proj = nn.Linear(d_model, ik, bias=False, **kw) if fam.write_key else None
+        self.kw_proj = nn.Linear(d_model, ik, bias=False, **kw) if 'kw' in fam.params else None
         self.convs = nn.ModuleList([ShortConv(c, conv_size, **kw) for c in (ik, ik, iv)]) if conv_size else None
-        self.b_proj = None if fam.exemplar else nn.Linear(d_model, self.H, bias=True, **kw)
+        self.b_proj = None if fam.grows else nn.Linear(d_model, self.H, bias=True, **kw)
         self.g_proj, self.gamma_logit = None, None
         src = fam.layer_gamma if 'gamma' in fam.params else None          # the spec says how γ is made
         if src not in (None, 'input', 'head', 'learned'):
             raise ValueError(f"the {fam.name} family's layer_gamma must be 'input', 'head' or 'learned'; got {src!r}")
         fixed = 1 - 2.0 ** (-5 - torch.arange(self.H, dtype=torch.float64)) if src == 'head' else None   # RetNet: one decay per head
         self.register_buffer('gamma_fixed', None if fixed is None else fixed.to(device=device, dtype=dtype or torch.float32), persistent=False)
-        if src == 'input': self.g_proj = nn.Linear(d_model, ik if fam.gate == 'channel' else self.H, bias=True, **kw)
+        if src == 'input': self.g_proj = nn.Linear(d_model, ik if fam.gamma_channels(ik) is not None else self.H, bias=True, **kw)
         if src == 'learned': self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))   # e.g. a trace decay
         self.o_norm = nn.RMSNorm(self.dv, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dv, **kw)
         self.o_proj = nn.Linear(iv, d_model, bias=False, **kw)
@@ -209,15 +209,15 @@ class AttentionMixer(nn.Module):
     def init_state(self, batch:int, device=None, dtype=None) -> MixerState:
         "The state of `batch` sequences before their first token: an empty memory, a zero convolution window."
         p = self.q_proj.weight; kw = dict(device=device or p.device, dtype=dtype or p.dtype); H, dk, dv = self.H, self.dk, self.dv
-        if self.fam.exemplar: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
-        else: S = torch.zeros(batch, H, dv + (1 if self.fam.extra_row else 0), dk, **kw)
+        if self.fam.grows: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
+        else: S = torch.zeros(batch, H, self.fam.rows(dv), dk, **kw)
         conv = None if self.convs is None else tuple(torch.zeros(batch, self.conv_size - 1, c.channels, **kw) for c in self.convs)
         return MixerState(S, conv, self.fam.name)
 
     def state_size(self, sequence_length:int=2048, **_) -> int:
         "Numbers in one sequence's state (Zoology's interface): every head's memory and the convolution window (softmax: grows with the sequence)."
         H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
-        mem = sequence_length * H * (dk + dv + 1) if fam.exemplar else H * (dv + (1 if fam.extra_row else 0)) * dk
+        mem = sequence_length * H * (dk + dv + 1) if fam.grows else H * fam.rows(dv) * dk
         return mem + (0 if self.convs is None else (self.conv_size - 1) * H * (2 * dk + dv))
 
     def _state(self, state, B):
@@ -230,12 +230,12 @@ class AttentionMixer(nn.Module):
                                   + ("" if self.convs is None else ": a bare recurrent state lacks the short convolution's last inputs"))
         if state.rule != fam.name: raise ValueError(f"state comes from a {state.rule} layer; this layer's family is {fam.name}")
         S, conv = state.recurrent, state.conv
-        if fam.exemplar:
+        if fam.grows:
             ok = isinstance(S, ExemplarMemory) and S.keys.dim() == 4 and S.keys.shape[0] == B and tuple(S.keys.shape[2:]) == (H, dk) \
                  and tuple(S.values.shape) == tuple(S.keys.shape[:3]) + (dv,) and S.weights.shape == S.keys.shape[:3]
             want = f"an ExemplarMemory with keys [batch={B}, n, heads={H}, d_k={dk}], values [.., d_v={dv}], weights [batch, n, heads]"
         else:
-            want = (B, H, dv + (1 if fam.extra_row else 0), dk)
+            want = (B, H, fam.rows(dv), dk)
             ok = torch.is_tensor(S) and tuple(S.shape) == want
         if not ok:
             got = tuple(S.shape) if torch.is_tensor(S) else (tuple(tuple(t.shape) for t in S) if isinstance(S, ExemplarMemory) else type(S).__name__)
@@ -265,17 +265,17 @@ class AttentionMixer(nn.Module):
             conv = (cq, ck, cv)
         q, k, v = q.reshape(B, T, H, dk), k.reshape(B, T, H, dk), v.reshape(B, T, H, dv)
         kw = self.kw_proj(x).reshape(B, T, H, dk) if self.kw_proj is not None else None
-        if fam.extra_row == 'norm': q, k = F.elu(q) + 1, F.elu(k) + 1
-        elif self.qk_norm and not fam.exemplar:
+        if fam.positive_keys: q, k = F.elu(q) + 1, F.elu(k) + 1
+        elif self.qk_norm and not fam.grows:
             q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
             if kw is not None: kw = F.normalize(kw, dim=-1)
         opts = {}
-        if not fam.exemplar: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
+        if not fam.grows: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
         else: opts.update(tau=math.sqrt(dk))
         g = None
         if self.g_proj is not None:
             g = torch.exp(F.logsigmoid(self.g_proj(x)) / 16)
-            g = g.reshape(B, T, H, dk) if fam.gate == 'channel' else g
+            g = g.reshape(B, T, H, dk) if fam.gamma_channels(dk) is not None else g
         elif self.gamma_fixed is not None: g = self.gamma_fixed.to(x)
         elif self.gamma_logit is not None: g = torch.sigmoid(self.gamma_logit)
         if keep is not None:                                                # a padded step writes nothing and forgets nothing
@@ -284,8 +284,8 @@ class AttentionMixer(nn.Module):
             if kw is not None: kw = kw * k3[..., None]
             opts['beta'] = opts['beta'] * k3 if 'beta' in opts else k3.expand(B, T, H)
             if g is not None:
-                c = keep.reshape(B, T, 1, 1) if fam.gate == 'channel' else keep[..., None]
-                g = torch.where(c, g.expand((B, T, H, dk) if fam.gate == 'channel' else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
+                c = keep.reshape(B, T, 1, 1) if fam.gamma_channels(dk) is not None else keep[..., None]
+                g = torch.where(c, g.expand((B, T, H, dk) if fam.gamma_channels(dk) is not None else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
         if g is not None: opts['gamma'] = g
         if kw is not None: opts['kw'] = kw
         tr = recur(k, v, q, rule=fam, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=self.chunk, **opts)
