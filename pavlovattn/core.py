@@ -16,6 +16,7 @@ __all__ = ['RULES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 
 
 # %% ../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
+from .families import algorithm as algorithm_of
 
 RULES = tuple(n for n, f in FAMILIES.items() if f.pages)                  # the families every phenomenon page takes through
 
@@ -134,6 +135,7 @@ def choose_algorithm(fam:Family,   # the family
                      device='cpu', # where they run
                     ) -> str:      # 'reference', 'sequential' or 'chunked'
     "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop (a family no tuned form implements: its plain loop)."
+    if fam.fast and T >= 128: return next(iter(fam.fast))                # a family's own fast form, for long sequences
     if 'chunked' not in fam.algorithms or T < 128: return fam.loop
     if torch.device(device).type != 'cpu': return 'chunked'     # each step of the loop is several kernel launches (not measured here)
     if fam.gamma_channels(dk) is not None and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
@@ -167,7 +169,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     if algorithm != 'auto' and algorithm not in fam.algorithms:
         if algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(n for n, a in ALGORITHMS.items() if a.result == 'trace')}")
-        runs = [n for n in fam.algorithms if ALGORITHMS[n].result == 'trace']
+        runs = [n for n in fam.algorithms if algorithm_of(fam, n).result == 'trace']
         raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; valid for it: auto, {', '.join(runs)}")
     tau, sink = (1.0 if tau is None else float(tau)), (1.0 if sink is None else float(sink))
     if 'tau' in fam.params and check and not (tau > 0 and sink > 0):

@@ -457,13 +457,14 @@ def _families() -> dict:
 
 def _check_algorithm(rule, algorithm):
     "Refuse an algorithm that cannot compute this family's summaries (`families.ALGORITHMS`): one line naming the ones that can."
-    ok = [n for n in _families()[rule].algorithms if ALGORITHMS[n].predicts]
+    fam = _families()[rule]
+    ok = [n for n in fam.algorithms if importlib.import_module('pavlovattn.families').algorithm(fam, n).predicts]
     if algorithm != 'auto' and algorithm not in ok:
         raise ValueError(f"algorithm {algorithm!r} cannot simulate the {rule} family; valid: auto, {', '.join(ok)}")
 
 def _trace_algorithm(algorithm) -> str:
     "The algorithm of a per-step pass: the one asked for, unless it computes only summaries (then 'auto')."
-    return algorithm if algorithm == 'auto' or ALGORITHMS[algorithm].result == 'trace' else 'auto'
+    return algorithm if algorithm == 'auto' or algorithm not in ALGORITHMS or ALGORITHMS[algorithm].result == 'trace' else 'auto'   # a family's own form: a trace
 
 def design_rules() -> tuple:
     "The families a design runs under: every family; first those whose inputs come from trial-type tables, then those with a history (a key trace, write keys), whose inputs are built per subject and step."

@@ -11,7 +11,7 @@ import torch
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'ALGORITHMS', 'Family', 'check_params', 'family', 'register', 'load_family',
-           'Algorithm', 'families_table', 'reference', 'needs_grad', 'sequential', 'chunked', 'forward',
+           'Algorithm', 'algorithm', 'families_table', 'reference', 'needs_grad', 'sequential', 'chunked', 'forward',
            'blocked_closed_form', 'kernel_available', 'fla_call', 'fla_kernel', 'fla_references', 'algorithms_table']
 
 # %% ../nbs/00c_families.ipynb #bc55fa4d
@@ -42,6 +42,7 @@ class Family:
     rest: Callable|None = field(default=None, repr=False, compare=False)   # (n, gamma) -> factor of the state off the key after n trials of it; None: no closed form
     blocked: Callable|None = field(default=None, repr=False, compare=False) # its own closed form of a blocked design (exemplar memories); None: composed from `acquisition` and `rest`
     model: str|None = None           # the conditioning model its update is an instance of: 'rw' (error correction), 'contiguity', 'exemplar'; None: not stated
+    fast: dict = field(default_factory=dict, repr=False, compare=False)   # its own fast forms {name: (q, k, v, b, g, S0, kw, probes, reads) -> as `reference`}, checked against it when registered
 
     @property
     def params(self) -> tuple:
@@ -60,8 +61,8 @@ class Family:
 
     @property
     def algorithms(self) -> tuple:
-        "The entries of `ALGORITHMS` (below) that run this family: those that declare they implement it."
-        return tuple(n for n, a in ALGORITHMS.items() if a.covers(self))
+        "The algorithms that run this family: the entries of `ALGORITHMS` (below) that declare they implement it, then its own fast forms."
+        return tuple(n for n, a in ALGORITHMS.items() if a.covers(self)) + tuple(self.fast)
 
     @property
     def loop(self) -> str:
@@ -253,8 +254,25 @@ def register(fam:Family) -> Family:
         raise ValueError(f"the {fam.name} family: exemplar memories, write keys and extra state rows are built-in only (the plain loop keeps a [d_v, d_k] state)")
     if fam.model not in (None, 'rw', 'contiguity', 'exemplar'):
         raise ValueError(f"the {fam.name} family's model must be 'rw', 'contiguity', 'exemplar' or None; got {fam.model!r}")
+    for name, fn in fam.fast.items():
+        if name in ALGORITHMS or name == 'auto' or not callable(fn):
+            raise ValueError(f"the {fam.name} family's fast form {name!r} must be a function under a name of its own (not auto or one of {', '.join(ALGORITHMS)})")
+        try: err = _fast_error(fam, fn)
+        except Exception as e: raise ValueError(f"the {fam.name} family's fast form {name!r} fails on test inputs: {type(e).__name__}: {e}") from None
+        if not err < 1e-10: raise ValueError(f"the {fam.name} family's fast form {name!r} differs from its step by {err:.2g} (bar 1e-10, float64): not registered")
     FAMILIES[fam.name] = fam
     return fam
+
+def _fast_error(fam, fn, B=2, T=19, H=2, dk=4, dv=3) -> float:
+    "Largest difference between a fast form and `reference` on seeded random inputs (float64: unit keys, rates below 1, gates in [0.05, 1], an initial state, probes)."
+    gen = torch.Generator().manual_seed(0); r = lambda *s: torch.rand(*s, generator=gen, dtype=torch.float64)
+    k = torch.nn.functional.normalize(r(B, T, H, dk) - 0.5, dim=-1); q, v = r(B, T, H, dk) - 0.5, r(B, T, H, dv) - 0.5
+    g = (0.05 + 0.95 * r(B, T, H, *([dk] if fam.gamma_channels(dk) else []))) if 'gamma' in fam.params else None
+    args = (q, k, v, r(B, T, H), g, r(B, H, fam.rows(dv), dk) - 0.5, None, r(B, H, 3, dk) - 0.5)
+    got, want = fn(*args, True), reference(fam, *args, True)
+    if not (isinstance(got, tuple) and len(got) == 4): return float('inf')
+    return max(float((a - b).abs().max()) if a is not None and b is not None and a.shape == b.shape else (0. if a is None and b is None else float('inf'))
+               for a, b in zip(want, got))
 
 def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module:NAME`
                ) -> Family:
@@ -312,6 +330,11 @@ ALGORITHMS = {
                        {'hebbian': (False, False), 'decay': (True, False), 'delta': (False, True), 'gated-delta': (True, True)},
                        '_numba_unavailable', 'compiled many-subject summaries in float64 (one gate per step at most)'),
 }
+
+def algorithm(fam:Family, name:str) -> Algorithm:
+    "The entry `name` that runs `fam`: one of `ALGORITHMS`, or one of the family's own fast forms (a trace with predictions, on any device)."
+    if name in fam.fast: return Algorithm(name, 'trace', True, None, None, f"the {fam.name} family's own fast form")
+    return ALGORITHMS[name]
 
 # %% ../nbs/00c_families.ipynb #19a20508
 def families_table():
@@ -597,9 +620,10 @@ def forward(fam:Family,        # the family's spec
             chunk:int=64,      # chunk size of the chunked form
            ) -> tuple:         # (pred, out, state, probe read-outs)
     "Run family `fam` by `algorithm` (a fixed-state family: softmax runs in the core); an algorithm that does not implement `fam` is refused."
-    if not ALGORITHMS[algorithm].covers(fam):
+    if algorithm not in fam.algorithms:
         raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; it runs: {', '.join(fam.algorithms) or 'none'}")
     if algorithm == 'reference': return reference(fam, q, k, v, b, g, S0, kw, probes, reads)
+    if algorithm in fam.fast: return fam.fast[algorithm](q, k, v, b, g, S0, kw, probes, reads)   # its own form, checked when registered
     run = ALGORITHMS[algorithm].run
     opts = dict(chunk=chunk) if algorithm == 'chunked' else {}
     w, gate = (kw if kw is not None else k), fam.gate

@@ -130,10 +130,10 @@ class AttentionMixer(nn.Module):
         if qk_norm not in (True, False, 'l2'): raise ValueError(f"qk_norm must be True, False or 'l2' (True); got {qk_norm!r}")
         fam = family(rule); kw = dict(device=device, dtype=dtype)
         if algorithm != 'auto':                                                      # refused here, not at the first forward
-            if algorithm not in ALGORITHMS or ALGORITHMS[algorithm].result != 'trace':
+            if algorithm not in fam.fast and (algorithm not in ALGORITHMS or ALGORITHMS[algorithm].result != 'trace'):
                 raise ValueError(f"unknown algorithm {algorithm!r}; valid: auto, {', '.join(n for n, a in ALGORITHMS.items() if a.result == 'trace')}")
             if algorithm not in fam.algorithms: raise ValueError(f"algorithm={algorithm!r} does not implement the {fam.name} family; valid for it: auto, "
-                             f"{', '.join(n for n in fam.algorithms if ALGORITHMS[n].result == 'trace')}")
+                             f"{', '.join(n for n in fam.algorithms if n in fam.fast or ALGORITHMS[n].result == 'trace')}")
         if allow_neg_eigval and fam.rate_bound != 2:
             raise ValueError(f"allow_neg_eigval needs a family whose rates are stable up to 2 ({', '.join(n for n, f in FAMILIES.items() if f.rate_bound == 2)}); "
                              f"the {fam.name} family's bound is {fam.rate_bound}")

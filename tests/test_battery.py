@@ -112,3 +112,25 @@ def test_no_module_outside_the_families_page_reads_a_family_flag_or_name():
     bad = [f'{p.name}:{i}: {l.strip()}' for p in sorted(root.glob('*.py')) if p.name not in ('families.py', '_modidx.py')
            for i, l in enumerate(p.read_text().splitlines(), 1) if flags.search(l) or names.search(l)]
     assert not bad, bad
+
+def test_a_family_brings_its_own_fast_form_checked_against_its_loop():
+    "A user family's own fast form runs where asked (and for long sequences under auto) only after registration compared it with the plain loop; a wrong, clashing or failing one is refused."
+    from pavlovattn.families import Family, register, chunked, _step_delta
+    delta_fast = lambda q, k, v, b, g, S0, kw, P, reads: chunked(q, k, k, v, b, None, 'none', True, S0, P, reads)
+    hebb_fast = lambda q, k, v, b, g, S0, kw, P, reads: chunked(q, k, k, v, b, None, 'none', False, S0, P, reads)
+    try:
+        fam = register(Family('my-delta', 'x', 'y', 'z', step=_step_delta, fast={'mine': delta_fast}))
+        assert fam.algorithms == ('reference', 'mine') and choose_algorithm(fam, 300, 8, False) == 'mine' and choose_algorithm(fam, 20, 8, False) == 'reference'
+        k = torch.nn.functional.normalize(torch.randn(2, 300, 1, 8, dtype=torch.float64), dim=-1); v = torch.randn(2, 300, 1, 2, dtype=torch.float64)
+        a, b = recur(k, v, rule='my-delta', algorithm='reference'), recur(k, v, rule='my-delta')
+        assert (a.pred - b.pred).abs().max() < 1e-10 and (a.state - b.state).abs().max() < 1e-10
+        assert AttentionMixer(8, n_heads=2, rule='my-delta', algorithm='mine', dtype=torch.float64)(torch.randn(1, 5, 8, dtype=torch.float64)).shape == (1, 5, 8)
+        with pytest.raises(ValueError, match=r"fast form 'wrong' differs from its step by 0\.\d+ \(bar 1e-10"):
+            register(Family('my-delta2', 'x', 'y', 'z', step=_step_delta, fast={'wrong': hebb_fast}))
+        with pytest.raises(ValueError, match="under a name of its own"):
+            register(Family('my-delta3', 'x', 'y', 'z', step=_step_delta, fast={'chunked': delta_fast}))
+        with pytest.raises(ValueError, match="fails on test inputs: ZeroDivisionError"):
+            register(Family('my-delta4', 'x', 'y', 'z', step=_step_delta, fast={'boom': lambda *a: 1 / 0}))
+        assert not any(n in FAMILIES for n in ('my-delta2', 'my-delta3', 'my-delta4'))
+    finally:
+        for n in [n for n in FAMILIES if n not in BUILTIN]: FAMILIES.pop(n)
