@@ -181,7 +181,7 @@ class AttentionMixer(nn.Module):
             ) -> tuple:      # (output `[batch, d_model]`, the state after this token)
         "Generation: one token through the recurrent step (the reference loop, no chunk padding), continuing `state`."
         if not torch.is_tensor(x) or x.dim() != 2: raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model]; got {tuple(getattr(x, 'shape', ()))}")
-        y, S = self._mix(x[:, None], state, None, 'sequential')
+        y, S = self._mix(x[:, None], state, None, self.fam.loop)
         return y[:, 0], S
 
     def to_fla_kwargs(self) -> dict:

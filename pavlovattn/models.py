@@ -115,7 +115,7 @@ class AssocLM(nn.Module):
                  conv_size:int=4):             # short convolution of the mixer (0: none)
         super().__init__()
         self.task, self.rule = task, rule
-        fam = family(rule); alg = 'chunked' if 'chunked' in fam.algorithms else 'sequential'
+        fam = family(rule); alg = 'chunked' if 'chunked' in fam.algorithms else fam.loop
         if task.kind == 'token': self.emb = nn.Embedding(task.vocab, d_model)
         else:
             self.emb = nn.Embedding(task.n_cues + 1, d_model, padding_idx=0)
@@ -137,6 +137,25 @@ class AssocLM(nn.Module):
         h = self.embed(b)
         for m, n1, n2, f in zip(self.mix, self.n1, self.n2, self.mlp): h = h + m(n1(h)); h = h + f(n2(h))
         return self.head(self.norm(h))
+
+    @torch.no_grad()
+    def generate(self, x,        # a prompt of tokens `[B, T]` (token tasks)
+                 n:int,          # tokens to add
+                ) -> torch.Tensor: # `[B, T + n]`: the prompt and the greedy continuation
+        "Greedy continuation, one token at a time: the prompt is read once (each mixer keeps its state), then every new token takes one recurrent step."
+        if self.task.kind != 'token': raise ValueError("generate continues token sequences: the model's task is not a token task")
+        x = torch.as_tensor(x)
+        if x.dim() != 2 or x.shape[1] < 1 or x.is_floating_point(): raise ValueError(f"x must be integer tokens [batch, time >= 1]; got {x.dtype} {tuple(x.shape)}")
+        h, states = self.emb(x), []
+        for m, n1, n2, f in zip(self.mix, self.n1, self.n2, self.mlp):
+            y, s = m(n1(h), return_state=True); h = h + y; h = h + f(n2(h)); states.append(s)
+        out = [x, self.head(self.norm(h[:, -1])).argmax(-1)[:, None]]
+        for _ in range(n - 1):
+            h = self.emb(out[-1][:, 0])
+            for i, (m, n1, n2, f) in enumerate(zip(self.mix, self.n1, self.n2, self.mlp)):
+                y, states[i] = m.step(n1(h), states[i]); h = h + y; h = h + f(n2(h))
+            out.append(self.head(self.norm(h)).argmax(-1)[:, None])
+        return torch.cat(out if n else out[:1], 1)
 
 # %% ../nbs/12_models.ipynb #882a4273
 def loss_and_metric(model, b:dict) -> tuple:

@@ -153,3 +153,16 @@ def test_damaged_sweep_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
         assert out == sw and why in err, (name, err)
         assert lr_sweep(cfg, **kw) == sw and capsys.readouterr().err == ''
     with pytest.raises(ValueError, match='positive finite'): lr_sweep(cfg, lrs=(1e9, float('nan')), steps=2)
+
+@pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax', 'gla', 'trace', 'normalized', 'vhw'])
+def test_generate_equals_rerunning_the_prefix(rule):
+    "Greedy generation through each mixer's recurrent step gives the tokens that re-running the whole prefix gives, for every family."
+    import torch
+    from pavlovattn.models import AssocLM, TokenTask
+    m = AssocLM(TokenTask(vocab=32, seq_len=24, pairs=(4, 6)), rule, d_model=16).eval()
+    x = torch.randint(0, 32, (3, 6), generator=torch.Generator().manual_seed(1))
+    y, ref = m.generate(x, 6), x
+    with torch.no_grad():
+        for _ in range(6): ref = torch.cat([ref, m({'x': ref})[:, -1].argmax(-1, keepdim=True)], 1)
+    assert torch.equal(y, ref) and torch.equal(m.generate(x, 0), x)
+    with pytest.raises(ValueError, match='integer tokens'): m.generate(x.float(), 2)
