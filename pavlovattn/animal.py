@@ -160,7 +160,7 @@ def strengths(batch:Batch,       # from `compile_batch`
     b = per_row(beta)[:, None] * batch.learn                                   # no learning on probes and padding
     kw = {}
     if 'gamma' in fam.params:
-        g = per_row(fam.default_gamma if gamma is None else gamma)[:, None]
+        g = per_row(fam.gamma_or_default(gamma))[:, None]
         kw['gamma'] = (1 + batch.learn * (g - 1))[..., None]                    # no decay on probes and padding
         kw['gamma'] = fam.per_feature(kw['gamma'], X.shape[-1])                   # one γ for every key feature where it gates per feature
     elif gamma is not None: kw['gamma'] = gamma                               # recur refuses a γ the family lacks
@@ -297,7 +297,7 @@ def score(rule:str='delta',      # a family of `FAMILIES`
     if tau is not None and 'tau' not in fam.params: raise ValueError(f'the {rule} family has no tau (only softmax has)')
     batch = batch or compile_batch(select(ids), subjects, seed, device=device)
     with torch.no_grad(): V = strengths(batch, rule, beta, gamma, tau)
-    p = dict(beta=float(beta)) | ({'gamma': float(fam.default_gamma if gamma is None else gamma)} if 'gamma' in fam.params else {}) \
+    p = dict(beta=float(beta)) | ({'gamma': float(fam.gamma_or_default(gamma))} if 'gamma' in fam.params else {}) \
         | ({'tau': float(1.0 if tau is None else tau)} if 'tau' in fam.params else {})
     return dict(rule=rule, mode='score', params=p, experiments=_report(batch, rule, V, lambda ei: p),
                 not_expressible=_not_expressible())

@@ -21,16 +21,13 @@ __all__ = ['GRID_KEYINGS', 'GRID_RATES', 'blocking_general', 'simulate_blocking'
 def _f64(x): return x.to(torch.float64) if torch.is_tensor(x) else torch.as_tensor(x, dtype=torch.float64)
 
 def _geo(r, n):
-    "The geometric sum `sum_{i<n} r^i`, also at `r == 1`."
-    r, n = _f64(r), _f64(n)
-    one = r == 1
-    return torch.where(one, n, (1 - r**n) / torch.where(one, torch.ones_like(r), 1 - r))
+    "The geometric sum `sum_{i<n} r^i`, also at `r == 1`, as a float64 tensor (the families page's, element-wise)."
+    return families._geo(_f64(r), _f64(n))
 
 def _rule_gamma(rule, gamma):
     "The decay a rule applies on a write: none for hebbian/delta, `recur`'s default otherwise."
     fam = family(rule)
-    if 'gamma' not in fam.params: return 1.0
-    return fam.default_gamma if gamma is None else gamma
+    return fam.gamma_or_default(gamma) if 'gamma' in fam.params else 1.0
 
 def blocking_general(a,                 # phase-1 key `[..., dk]` (A's key; C's key for the control group)
                      b,                 # test key `[..., dk]` (B's key; pass `a` to get V_A)

@@ -740,8 +740,8 @@ def simulate(design,                  # a design string or a parsed `Design`
              associations:str|None=None, # 'us': cue -> US, one head per US; 'all' (calmr dialect): calmr's RW1972, every stimulus (CS or US) a cue and an outcome; default 'all' for a calmr design without a US, else 'us'
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
-    if not (isinstance(rule, str) and rule in _families()) and (not isinstance(rule, str) or rule.endswith('.py') or ':' in rule):
-        rule = importlib.import_module('pavlovattn.families').family(rule).name   # a `Family`, or a file or module defining one
+    if not isinstance(rule, str) or rule.endswith('.py') or ':' in rule:       # a `Family`, or a file or module defining one
+        rule = importlib.import_module('pavlovattn.families').family(rule).name   # (a name is checked below, in the designs' order)
     d = parse_design(design, dialect)
     miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
     _check_rule(rule); _check_algorithm(rule, algorithm); _order_options(d, sampling, rng, miniblocks)

@@ -9,7 +9,7 @@ import pandas as pd
 from .competition import FAMILIES, PROTOCOL_GAMMA, protocol, run_design
 from .registry import claim, Verdict
 from . import families
-from .phenomena import Phenomenon
+from .phenomena import Phenomenon, effect
 
 # %% auto #0
 __all__ = ['PHENOMENA', 'ROW_IDS', 'TESTED', 'dissociation_row', 'expected_presence', 'dissociation_table', 'ci_above_zero']
@@ -55,9 +55,7 @@ def _dissociation_row(name, families, subjects, seed, device, threshold):
     ph = PHENOMENA[name]; row = {}
     for fam in families:
         x, y = ph.read(run_design(ph.design, rule=fam, subjects=subjects, seed=seed, device=device, **{**protocol(fam), **ph.options}))
-        x, y = x.double().cpu(), y.double().cpu()
-        eff = float(x.mean() - y.mean())
-        se = math.sqrt(float(x.var()) / len(x) + float(y.var()) / len(y)) if len(x) > 1 else 0.
+        eff, se = effect(x, y)
         row[fam] = dict(effect=eff, se=se, present=bool(eff > threshold and eff - 1.96 * se > 0))
     return row
 

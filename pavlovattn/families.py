@@ -172,9 +172,7 @@ def _step_channel_gate(S, k, v, b, g, kw):
     St = S * g[:, None, :]
     return St + _outer(b[:, None] * (v - _dot(St, k)), k)
 def _step_normalized(S, k, v, b, g, kw): return S + _outer(b[:, None] * torch.cat([v, v.new_ones(len(v), 1)], -1), k)
-def _read_normalized(S, x):
-    y = _dot(S, x); num, den = y[:, :-1], y[:, -1:]
-    return torch.where(den == 0, torch.zeros_like(num), num / torch.where(den == 0, torch.ones_like(den), den))
+def _read_normalized(S, x): return _ratio(_dot(S, x))                 # the weighted mean of the USs (`_ratio`, below)
 def _step_trace(S, k, v, b, g, kw):
     e = g[:, None] * S[:, -1] + k                                       # the key trace, then the US paired with it
     return torch.cat([S[:, :-1] + _outer(b[:, None] * v, e), e[:, None]], 1)

@@ -4,10 +4,12 @@
 
 # %% ../nbs/01b_phenomena.ipynb #1c4bf7ef
 from __future__ import annotations
+import math
 from typing import Callable, NamedTuple
+import torch
 
 # %% auto #0
-__all__ = ['MODELS', 'TOL', 'THRESHOLD', 'Phenomenon', 'direction', 'agrees']
+__all__ = ['MODELS', 'TOL', 'THRESHOLD', 'Phenomenon', 'direction', 'effect', 'agrees']
 
 # %% ../nbs/01b_phenomena.ipynb #20935fe7
 MODELS = ('rw', 'contiguity', 'exemplar')   # the conditioning models a phenomenon's predictions are stated for
@@ -43,6 +45,12 @@ def direction(effect:float,      # an effect: mean x - mean y
     if effect > THRESHOLD and effect - 1.96 * se > 0: return '>'
     if effect < -THRESHOLD and effect + 1.96 * se < 0: return '<'
     return '0'
+
+def effect(x, y) -> tuple:
+    "(effect, se) of two read-outs per subject: mean x - mean y and its standard error (0 for one subject)."
+    x, y = torch.as_tensor(x).double().cpu(), torch.as_tensor(y).double().cpu()
+    se = math.sqrt(float(x.var()) / len(x) + float(y.var()) / len(y)) if len(x) > 1 else 0.0
+    return float(x.mean() - y.mean()), se
 
 def agrees(predicted, observed:str) -> bool|None:
     "Whether an observed direction is the predicted one ('not >': '0' or '<'); None where nothing is predicted."
