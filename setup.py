@@ -24,7 +24,8 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=shlex.split(cfg.get('requirements', '')),
-    extras_require={'dev': (cfg.get('dev_requirements') or '').split()},
+    extras_require={'dev': (cfg.get('dev_requirements') or '').split(),
+                    'fla': (cfg.get('fla_requirements') or '').split()},   # fla's layer classes (tests/test_fla_layers.py): Triton to import, ~1 GB
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read() if os.path.exists('README.md') else '',
     long_description_content_type='text/markdown',

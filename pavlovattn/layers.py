@@ -115,6 +115,10 @@ class AttentionMixer(nn.Module):
                  expand_v:float=1.0,            # d_v = head_dim * expand_v
                  mode:str|None=None,            # fla's kernel mode: stored, not used (`algorithm` chooses)
                  layer_idx:int|None=None,       # the layer's index in its model (Zoology and fla pass it): stored
+                 use_beta:bool=True,            # a write rate from each token; False: beta = 1 (fla's DeltaNet; GLA, RetNet, linear attention have none)
+                 scale:float|None=1.0,          # queries times `scale` before the read (None: d_k^-1/2, fla's default; ours 1: o = S q)
+                 norm_eps:float|None=None,      # the output RMSNorm's epsilon (fla: 1e-5; None: torch's default, the dtype's eps)
+                 l_max:int|None=None,           # Zoology's sequence length: stored, not used (a recurrence has no length limit)
                 ):
         super().__init__()
         d_model, n_heads = _alias('d_model', d_model, 'hidden_size', hidden_size), _alias('n_heads', n_heads, 'num_heads', num_heads)
@@ -142,14 +146,17 @@ class AttentionMixer(nn.Module):
         self.dk, self.dv = int(base * expand_k + 1e-9), int(base * expand_v + 1e-9)   # a config written by to_fla_kwargs reads back exactly
         if min(self.dk, self.dv) < 1: raise ValueError(f"head sizes must be >= 1; got d_k={self.dk}, d_v={self.dv}")
         self.qk_norm, self.chunk, self.algorithm = bool(qk_norm), chunk, algorithm
-        self.neg_eigval, self.mode, self.layer_idx, self.conv_size = allow_neg_eigval, mode, layer_idx, conv_size
+        self.neg_eigval, self.mode, self.layer_idx, self.conv_size, self.l_max = allow_neg_eigval, mode, layer_idx, conv_size, l_max
+        if scale is not None and not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be a positive number or None (d_k^-1/2); got {scale!r}")
+        self.scale, self.norm_eps = (self.dk ** -0.5 if scale is None else float(scale)), norm_eps
         ik, iv = self.H * self.dk, self.H * self.dv
         self.q_proj = nn.Linear(d_model, ik, bias=False, **kw)
         self.k_proj = nn.Linear(d_model, ik, bias=False, **kw)
         self.v_proj = nn.Linear(d_model, iv, bias=False, **kw)
         self.kw_proj = nn.Linear(d_model, ik, bias=False, **kw) if 'kw' in fam.params else None
         self.convs = nn.ModuleList([ShortConv(c, conv_size, **kw) for c in (ik, ik, iv)]) if conv_size else None
-        self.b_proj = None if fam.grows else nn.Linear(d_model, self.H, bias=True, **kw)
+        self.b_proj = None if fam.grows or not use_beta else nn.Linear(d_model, self.H, bias=True, **kw)
         self.g_proj, self.gamma_logit = None, None
         src = fam.layer_gamma if 'gamma' in fam.params else None          # the spec says how γ is made
         if src not in (None, 'input', 'head', 'learned'):
@@ -158,7 +165,7 @@ class AttentionMixer(nn.Module):
         self.register_buffer('gamma_fixed', None if fixed is None else fixed.to(device=device, dtype=dtype or torch.float32), persistent=False)
         if src == 'input': self.g_proj = nn.Linear(d_model, ik if fam.gamma_channels(ik) is not None else self.H, bias=True, **kw)
         if src == 'learned': self.gamma_logit = nn.Parameter(torch.full((self.H,), 2.0, **kw))   # e.g. a trace decay
-        self.o_norm = nn.RMSNorm(self.dv, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dv, **kw)
+        self.o_norm = nn.RMSNorm(self.dv, eps=norm_eps, **kw) if hasattr(nn, 'RMSNorm') else nn.LayerNorm(self.dv, eps=norm_eps or 1e-5, **kw)
         self.o_proj = nn.Linear(iv, d_model, bias=False, **kw)
         self.gate_proj = nn.Linear(d_model, iv, bias=False, **kw) if use_gate else None
 
@@ -189,7 +196,8 @@ class AttentionMixer(nn.Module):
         w = self.H / self.d_model
         return dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w,
                     use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
-                    qk_norm='l2' if self.qk_norm else False, allow_neg_eigval=self.neg_eigval, mode=self.mode, layer_idx=self.layer_idx)
+                    qk_norm='l2' if self.qk_norm else False, allow_neg_eigval=self.neg_eigval, mode=self.mode, layer_idx=self.layer_idx,
+                    use_beta=self.b_proj is not None or self.fam.grows, **({} if self.norm_eps is None else dict(norm_eps=self.norm_eps)))
 
     @classmethod
     def from_fla_config(cls, config,       # a dict or an fla config object (fields read by fla's names; others ignored)
@@ -201,7 +209,7 @@ class AttentionMixer(nn.Module):
             mt = get('model_type')
             if mt not in FLA_MODEL_TYPES: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}: pass rule=")
             rule = FLA_MODEL_TYPES[mt]
-        names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx')
+        names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx', 'use_beta', 'norm_eps')
         args = {n: get(n) for n in names if get(n) is not None}
         if get('mode') or get('attn_mode'): args['mode'] = get('mode') or get('attn_mode')
         return cls(rule=rule, **{**args, **kw})
@@ -269,8 +277,10 @@ class AttentionMixer(nn.Module):
         elif self.qk_norm and not fam.grows:
             q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
             if kw is not None: kw = F.normalize(kw, dim=-1)
+        if self.scale != 1: q = q * self.scale
         opts = {}
-        if not fam.grows: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
+        if self.b_proj is not None: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
+        elif not fam.grows: opts['beta'] = x.new_full((B, T, H), 2. if self.neg_eigval else 1.)
         else: opts.update(tau=math.sqrt(dk))
         g = None
         if self.g_proj is not None:

@@ -200,7 +200,7 @@ def test_fla_names_are_aliases_and_refusals_name_the_argument():
     with pytest.raises(ValueError, match="d_model=32 and its fla alias hidden_size=16 disagree"): AttentionMixer(32, hidden_size=16)
     with pytest.raises(ValueError, match="qk_norm must be"): AttentionMixer(32, qk_norm='sum')
     with pytest.raises(TypeError, match='needs d_model'): AttentionMixer(n_heads=2)
-    with pytest.raises(TypeError, match='unexpected keyword'): AttentionMixer(32, l_max=64)
+    with pytest.raises(TypeError, match='unexpected keyword'): AttentionMixer(32, use_rope=True)
 
 def test_neg_eigval_rate_reaches_above_one():
     "With allow_neg_eigval a delta layer writes with beta up to 2: a large bias gives beta near 2, and the state still continues."
