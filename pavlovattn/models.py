@@ -66,30 +66,32 @@ class VectorTask:
     kind = 'vector'
 
     def batch(self, batch:int, gen=None) -> dict:
-        "`cue [B,T,2]` ids, `out [B,T,d]` outcomes shown, `query [B,T]` flags, `target [B,T,d]`, `mask [B,T]`."
+        "`cue [B,T,2]` ids, `out [B,T,d]` outcomes shown, `query [B,T]` flags, `target [B,T,d]`, `mask [B,T]` (all sequences drawn at once)."
         gen = gen if gen is not None else torch.Generator().manual_seed(0)
-        B, T, d = batch, self.seq_len, self.d_out
-        cue = torch.zeros(B, T, 2, dtype=torch.long); out = torch.zeros(B, T, d); tgt = torch.zeros(B, T, d)
-        query = torch.zeros(B, T, dtype=torch.bool)
-        for b in range(B):
-            n = int(torch.randint(self.cues[0], self.cues[1] + 1, (1,), generator=gen))
-            ids = torch.randperm(self.n_cues, generator=gen)[:n] + 1
-            u = F.normalize(torch.randn(n, d, generator=gen), dim=-1) * (torch.rand(n, 1, generator=gen) >= self.p_zero)
-            t_re = int(torch.randint(T // 4, 3 * T // 4, (1,), generator=gen)) if torch.rand(1, generator=gen) < self.p_rebind else T
-            c_re = int(torch.randint(0, n, (1,), generator=gen))
-            u_new = F.normalize(torch.randn(d, generator=gen), dim=-1) * (torch.rand(1, generator=gen) >= self.p_zero)
-            seen = torch.zeros(n, dtype=torch.bool)
-            r = torch.rand(T, 3, generator=gen); picks = torch.randint(0, n, (T, 2), generator=gen)
-            for t in range(T):
-                if t == t_re: u = u.clone(); u[c_re] = u_new
-                if t > 0 and r[t, 0] < self.p_query and seen.any():
-                    s = seen.nonzero().flatten(); j = int(s[int(r[t, 1] * len(s))])
-                    cue[b, t, 0] = ids[j]; query[b, t] = True; tgt[b, t] = u[j]
-                else:
-                    js = [int(picks[t, 0])] + ([int(picks[t, 1])] if r[t, 2] < self.p_compound and picks[t, 1] != picks[t, 0] else [])
-                    for i, j in enumerate(js): cue[b, t, i] = ids[j]; seen[j] = True
-                    out[b, t] = u[js].sum(0)
+        B, T, d, N = batch, self.seq_len, self.d_out, self.cues[1]
+        n = torch.randint(self.cues[0], self.cues[1] + 1, (B, 1), generator=gen)                    # cues per sequence
+        ids = torch.rand(B, self.n_cues, generator=gen).argsort(-1)[:, :N] + 1                     # distinct cue ids (first n used)
+        u = F.normalize(torch.randn(B, N + 1, d, generator=gen), dim=-1) * (torch.rand(B, N + 1, 1, generator=gen) >= self.p_zero)
+        t_re = torch.where(torch.rand(B, 1, generator=gen) < self.p_rebind, torch.randint(T // 4, 3 * T // 4, (B, 1), generator=gen), T)
+        c_re = (torch.rand(B, 1, generator=gen) * n).long()                                        # the rebound cue; its new outcome is u[:, N]
+        r = torch.rand(B, T, 3, generator=gen); picks = (torch.rand(B, T, 2, generator=gen) * n[..., None]).long()
+        t = torch.arange(T)
+        query = (t > 0) & (r[..., 0] < self.p_query)                                               # step 0 is a trial: a cue is always seen by t > 0
+        comp = ~query & (r[..., 2] < self.p_compound) & (picks[..., 1] != picks[..., 0])
+        seen = F.one_hot(picks[..., 0], N).bool() & ~query[..., None] | F.one_hot(picks[..., 1], N).bool() & comp[..., None]
+        seen = seen.cummax(1).values                                                               # [B,T,N] seen up to t (a query adds none)
+        k = (r[..., 1] * seen.sum(-1)).long()                                                      # the k-th seen cue, in cue order
+        j_q = (seen.long().cumsum(-1) <= k[..., None]).sum(-1).clamp_max(N - 1)
+        def outcome(j):                                                                            # u of cue j at step t (after a rebind: the new one)
+            j2 = torch.where((j == c_re) & (t >= t_re), N, j)
+            return u.gather(1, j2[..., None].expand(B, T, d))
+        j0 = torch.where(query, j_q, picks[..., 0])
+        cue = torch.stack([ids.gather(1, j0), torch.where(comp, ids.gather(1, picks[..., 1]), 0)], -1)
+        o0 = outcome(j0)
+        out = torch.where(query[..., None], 0., o0 + outcome(picks[..., 1]) * comp[..., None])
+        tgt = o0 * query[..., None]
         return dict(cue=cue, out=out, query=query, target=tgt, mask=query.clone())
+
 
 # %% ../nbs/12_models.ipynb #6a38736c
 @dataclass(frozen=True)
@@ -101,7 +103,8 @@ class TokenTask:
         return token_recall(batch, self.vocab, self.seq_len, self.pairs, self.distinct, self.alpha, gen)
 
 TASKS = {'mqar': TokenTask(), 'repeated': TokenTask(vocab=64, seq_len=64, pairs=(8, 16), distinct=4), 'vector': VectorTask(),
-         'rebind': TokenTask(vocab=32, seq_len=32, pairs=(4, 8), distinct=3)}   # repeated-key recall at the size the trained-probes page probes
+         'rebind': TokenTask(vocab=32, seq_len=32, pairs=(4, 8), distinct=3),   # repeated-key recall at the size the trained-probes page probes
+         'vector-single': VectorTask(p_compound=0.0)}                     # the vector task without compound trials (the architecture ablation)
 
 # %% ../nbs/12_models.ipynb #b6360835
 class AssocLM(nn.Module):
@@ -112,7 +115,8 @@ class AssocLM(nn.Module):
                  n_layers:int=2,               # blocks
                  n_heads:int=2,                # heads per mixer
                  mlp_mult:int=2,               # MLP hidden width / d_model
-                 conv_size:int=4):             # short convolution of the mixer (0: none)
+                 conv_size:int=4,              # short convolution of the mixer (0: none)
+                 out_norm:bool=True):          # the mixer's per-head read-out RMSNorm (False: the read-out goes to the output projection as it is)
         super().__init__()
         self.task, self.rule = task, rule
         fam = family(rule); alg = 'chunked' if 'chunked' in fam.algorithms else fam.loop
@@ -121,6 +125,8 @@ class AssocLM(nn.Module):
             self.emb = nn.Embedding(task.n_cues + 1, d_model, padding_idx=0)
             self.out_in = nn.Linear(task.d_out, d_model, bias=False); self.flag = nn.Embedding(2, d_model)
         self.mix = nn.ModuleList([AttentionMixer(d_model, n_heads, rule, conv_size=conv_size, chunk=16, algorithm=alg) for _ in range(n_layers)])
+        if not out_norm:
+            for m in self.mix: m.o_norm = nn.Identity()
         self.n1 = nn.ModuleList([nn.LayerNorm(d_model) for _ in range(n_layers)])
         self.n2 = nn.ModuleList([nn.LayerNorm(d_model) for _ in range(n_layers)])
         self.mlp = nn.ModuleList([nn.Sequential(nn.Linear(d_model, mlp_mult * d_model), nn.GELU(), nn.Linear(mlp_mult * d_model, d_model))
@@ -183,8 +189,14 @@ class TrainConfig:
     eval_every:int=50      # steps between evaluations
     eval_batch:int=256     # held-out sequences (fixed, seed 10_000 + seed)
     target:float=0.95      # early stop when the eval metric reaches it
+    conv_size:int=4        # the mixers' short convolution (0: none)
+    out_norm:bool=True     # the mixers' per-head read-out norm
     def key(self) -> str:
-        return f"{self.task}-{self.rule}-s{self.seed}-" + hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:10]
+        "Checkpoint name: task, rule, seed and a hash of every field (the architecture fields only where they differ from the default, so keys written before they existed stay valid)."
+        d = {k: v for k, v in asdict(self).items() if not (k in _ARCH and v == _ARCH[k])}
+        return f"{self.task}-{self.rule}-s{self.seed}-" + hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
+
+_ARCH = dict(conv_size=4, out_norm=True)
 
 def cache_dir() -> Path:
     "Checkpoints live in `$PAVLOVATTN_CACHE/checkpoints` (default `~/.cache/pavlovattn/checkpoints`)."
@@ -204,7 +216,7 @@ def train(cfg:TrainConfig,       # what to train
 def _train(cfg, device, progress, task):
     torch.manual_seed(cfg.seed); gen = torch.Generator().manual_seed(cfg.seed)
     to = lambda b: {k: v.to(device) for k, v in b.items()}
-    model = AssocLM(task, cfg.rule, cfg.d_model, cfg.n_layers, cfg.n_heads).to(device)
+    model = AssocLM(task, cfg.rule, cfg.d_model, cfg.n_layers, cfg.n_heads, conv_size=cfg.conv_size, out_norm=cfg.out_norm).to(device)
     opt = torch.optim.AdamW(model.parameters(), cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * min(s, cfg.steps) / cfg.steps)))
     held = to(task.batch(cfg.eval_batch, torch.Generator().manual_seed(10_000 + cfg.seed)))
@@ -264,7 +276,7 @@ def load_checkpoint(path, device='cpu', task=None, cfg:TrainConfig|None=None) ->
     if cfg is not None: need(c == cfg, f'it holds {c.key()}, not {cfg.key()}')
     need(isinstance(ck['state'], dict) and all(isinstance(v, torch.Tensor) for v in ck['state'].values()), 'its state is not a dict of tensors')
     need(_state_digest(ck['state']) == ck['sha256'], 'its tensors do not match their hash (the file is damaged)')
-    model = AssocLM(task or TASKS[c.task], c.rule, c.d_model, c.n_layers, c.n_heads)
+    model = AssocLM(task or TASKS[c.task], c.rule, c.d_model, c.n_layers, c.n_heads, conv_size=c.conv_size, out_norm=c.out_norm)
     try: model.load_state_dict(ck['state'])
     except RuntimeError as e: raise CacheError(f'its tensors do not fit the model ({str(e).splitlines()[0]})') from None
     return model.to(device).eval(), c, ck['metrics']

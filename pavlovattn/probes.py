@@ -14,10 +14,12 @@ from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, t
 from .cache import read_json, write_json, need, finite, note
 
 # %% auto #0
-__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
-           'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model', 'measure_family', 'family_stats',
-           'run_families', 'cue_competition_verdict', 'recovery_verdict', 'compile_rebind', 'rebind_scores',
-           'measure_rebind', 'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
+__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design',
+           'probe_scores', 'read_gates', 'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model',
+           'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict', 'recovery_verdict',
+           'diff_stats', 'equivalence_power', 'dissociation_verdict', 'run_ablation', 'without_conv_verdict',
+           'compile_rebind', 'rebind_scores', 'measure_rebind', 'measure_rebind_family', 'summarize_rebind',
+           'rebind_verdict']
 
 # %% ../nbs/13_trained_probes.ipynb #99e3da57
 from .registry import claim, Verdict, Paper
@@ -206,10 +208,10 @@ def _store(path, r:dict):
     except ValueError as e: note(f'pavlovattn: probe results for {path.name} not cached ({e}: a score is not finite)')
 
 def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
-                   train_kw:dict|None=None, sweep:dict|None=None) -> dict:
-    "Train/load one model per seed of `rule` (vector task) and measure it (probe results cached beside the checkpoint)."
-    base = TrainConfig(task='vector', rule=rule, **(train_kw or DEFAULT['train']))
-    sw = lr_sweep(base, device=device, retrain=retrain, **(sweep or DEFAULT['sweep']))
+                   train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', bar=None) -> dict:
+    "Train/load one model per seed of `rule` (a vector task) and measure it (probe results cached beside the checkpoint); `train_kw` with `lr`: no sweep; `bar`: a tqdm bar advanced once per model."
+    kw = dict(train_kw or DEFAULT['train']); base = TrainConfig(task=task, rule=rule, **kw)
+    sw = dict(best=kw['lr'], metric=None) if 'lr' in kw else lr_sweep(base, device=device, retrain=retrain, **(sweep or DEFAULT['sweep']))
     per, tr = [], []
     for s in seeds:
         cfg = replace(base, seed=s, lr=sw['best']); path = cache_dir() / _probe_key(cfg, n)
@@ -217,6 +219,7 @@ def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device=
         r = read_json(path, _probe_check, 'probe results') if not retrain and met.get('cached') else None
         if r is None: r = measure_model(model, n, 0, device); _store(path, r)
         per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
+        if bar is not None: bar.update(1); bar.set_postfix_str(f'{task}/{cfg.rule}/s{s} {met["seconds"]:.0f} s{" (cached)" if met.get("cached") else ""}')
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
 
 def family_stats(res:dict) -> dict:
@@ -292,6 +295,102 @@ def _claim_trained_cue_competition(full=False, device='cpu'):
        paper=Paper(0, 'at most', key='families_against_paper'))
 def _claim_trained_no_recovery(full=False, device='cpu'):
     return recovery_verdict(_stats(full, device))
+
+# %% ../nbs/13_trained_probes.ipynb #ab30a002
+ABLATION = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=300,
+                tasks=('vector', 'vector-single'), conv=(4, 0), out_norm=(True, False),
+                train=dict(lr=1e-2, steps=300, target=0.95))        # d_model 64, 2 layers, 2 heads, batch 32: TrainConfig's defaults
+MARGIN_FRAC, POWER = 0.2, 0.8        # margin = 0.2 x the error-correcting family's mean s_acq; power of the stated detectable effects
+
+def _ec(r): return FAMILIES[r].model == 'rw'
+
+def diff_stats(a:dict, b:dict, margin:float) -> dict:
+    "Difference of two families' `seed_stats` (independent seeds): mean, Welch s.e., df and 95% CI, and the smallest true difference for which 'CI above `margin`' has power `POWER`."
+    se = math.sqrt(a['se'] ** 2 + b['se'] ** 2); na, nb = a['n'], b['n']
+    den = (a['se'] ** 4 / (na - 1) if na > 1 else 0) + (b['se'] ** 4 / (nb - 1) if nb > 1 else 0)
+    df = se ** 4 / den if den > 0 else float(na + nb - 2)
+    m, q = a['mean'] - b['mean'], t_ppf(0.975, df)
+    return dict(mean=m, se=se, df=df, ci=[m - q * se, m + q * se], margin=margin,
+                detectable=margin + (q + t_ppf(POWER, df)) * se)
+
+def equivalence_power(s:dict, margin:float) -> dict:
+    "For a TOST at `margin` on one family's `seed_stats`: the smallest margin it establishes with power `POWER` when the true effect is 0, and its power at `margin`."
+    df = s['n'] - 1; q = t_ppf(0.95, df); se = s['se']
+    smallest = (q + t_ppf(1 - (1 - POWER) / 2, df)) * se
+    power = max(0.0, 2 * t_cdf(margin / se - q, df) - 1) if se > 0 else 1.0
+    return dict(smallest_margin=smallest, power_at_margin=power, margin=margin)
+
+def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
+    "Pre-registered: every (error-correcting, contiguity) pair shows the dissociation of index `key` (BI or OI) by difference."
+    ec, co = [r for r in stats if _ec(r)], [r for r in stats if not _ec(r)]
+    if not ec or not co: raise ValueError(f'the dissociation needs an error-correcting and a contiguity family; got {list(stats)}')
+    pairs, parts, against = {}, [], []
+    for e in ec:
+        m = MARGIN_FRAC * stats[e]['s_acq']['mean']; se_ = stats[e][key]
+        for c in co:
+            d = diff_stats(se_, stats[c][key], m)
+            present = d['ci'][0] > m and se_['ci'][0] > m
+            if d['ci'][1] < m or se_['ci'][1] < m: against.append(f'{e}-{c}')
+            pairs[f'{e}-{c}'] = dict(diff=d, ec_index=se_, present=present, margin=m,
+                                     margin_of_ec_effect=m / se_['mean'] if se_['mean'] > 0 else None, s_acq=stats[e]['s_acq']['mean'])
+            parts.append(f"{e}−{c} Δ{key} {d['mean']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}] vs {m:.3f}: {'present' if present else 'not shown'}")
+    return Verdict('; '.join(parts), all(p['present'] for p in pairs.values()),
+                   dict(pairs=pairs, pairs_against_paper=len(against), against=against, key=key))
+
+_ABL = {}
+def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None) -> dict:
+    "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`), trained or loaded; one bar over all models, with ETA."
+    A = ABLATION; cells = list(cells or [(t, c, o) for t in A['tasks'] for c in A['conv'] for o in A['out_norm']])
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(cells) * len(A['families']) * len(A['seeds']), desc='ablation models', unit='model')
+    try:
+        out = {}
+        for t, c, o in cells:
+            kw = dict(A['train'], conv_size=c, out_norm=o)
+            out[(t, c, o)] = {r: family_stats(measure_family(r, A['seeds'], A['n'], device, retrain, False, kw, task=t, bar=bar)) for r in A['families']}
+        return out
+    finally:
+        if bar is not None: bar.close()
+
+def without_conv_verdict(ab:dict) -> Verdict:
+    "Pre-registered: the blocking dissociation (by difference) holds in both cells without the short convolution (task with compounds)."
+    vs = {o: dissociation_verdict(ab[('vector', 0, o)], 'BI') for o in ABLATION['out_norm']}
+    parts = [f"no conv, read-out norm {'on' if o else 'off'}: {'holds' if v.passed else 'not shown'} ({v.measured})" for o, v in vs.items()]
+    return Verdict('; '.join(parts), all(v.passed for v in vs.values()),
+                   dict(cells={f"conv0-norm{int(o)}": v.data for o, v in vs.items()},
+                        pairs_against_paper=sum(v.data['pairs_against_paper'] for v in vs.values())))
+
+def _ablation(full, device):
+    k = str(device)
+    if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1')
+    return _ABL[k]
+
+@claim('trained-blocking-dissociation',
+       'the blocking dissociation after training, judged by difference: every error-correcting family blocks more than every contiguity family '
+       '(formulated after the first result of trained-cue-competition)', source='paper C3 (trained-model half); criterion ours (trained-probes page)',
+       expected='the models of trained-cue-competition (5 seeds): for each pair (delta, gated-delta) x (hebbian, decay), the Welch 95% CI of '
+                'BI_ec - BI_contiguity lies above m = 0.2 x s_acq of the error-correcting family, and the CI of BI_ec itself lies above m',
+       paper=Paper(0, 'at most', key='pairs_against_paper'))
+def _claim_trained_blocking_dissociation(full=False, device='cpu'):
+    return dissociation_verdict(_stats(full, device), 'BI')
+
+@claim('trained-overshadowing-dissociation',
+       'the overshadowing dissociation after training, judged by difference (formulated after the first result of trained-cue-competition)',
+       source='paper C3 (trained-model half); criterion ours (trained-probes page)',
+       expected='as trained-blocking-dissociation, for the overshadowing index OI = s_single - s_comp',
+       paper=Paper(0, 'at most', key='pairs_against_paper'))
+def _claim_trained_overshadowing_dissociation(full=False, device='cpu'):
+    return dissociation_verdict(_stats(full, device), 'OI')
+
+@claim('trained-dissociation-without-conv',
+       'the blocking dissociation after training holds without the short convolution (read-out norm on, and off)',
+       source='ours (issue: the dissociation depends on the short convolution); trained-probes page',
+       expected='ABLATION grid, task with compound trials, conv_size 0, read-out norm on and off, 5 seeds, d_model 64, 300 steps, lr 1e-2: '
+                'trained-blocking-dissociation\'s criterion holds in both cells')
+def _claim_trained_without_conv(full=False, device='cpu'):
+    return without_conv_verdict(_ablation(full, device))
 
 # %% ../nbs/13_trained_probes.ipynb #f32b2fc8
 REBIND = dict(task='rebind', families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(5)), n=500,
