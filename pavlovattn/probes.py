@@ -298,8 +298,9 @@ def _claim_trained_no_recovery(full=False, device='cpu'):
 
 # %% ../nbs/13_trained_probes.ipynb #ab30a002
 ABLATION = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=300,
-                tasks=('vector', 'vector-single'), conv=(4, 0), out_norm=(True, False),
+                conv=(4, 0), out_norm=(True, False), single=((4, True), (0, False)),   # all four cells with compounds; two without
                 train=dict(lr=1e-2, steps=300, target=0.95))        # d_model 64, 2 layers, 2 heads, batch 32: TrainConfig's defaults
+ABLATION['cells'] = tuple(('vector', c, o) for c in ABLATION['conv'] for o in ABLATION['out_norm']) + tuple(('vector-single', c, o) for c, o in ABLATION['single'])
 MARGIN_FRAC, POWER = 0.2, 0.8        # margin = 0.2 x the error-correcting family's mean s_acq; power of the stated detectable effects
 
 def _ec(r): return FAMILIES[r].model == 'rw'
@@ -340,7 +341,7 @@ def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
 _ABL = {}
 def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None) -> dict:
     "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`), trained or loaded; one bar over all models, with ETA."
-    A = ABLATION; cells = list(cells or [(t, c, o) for t in A['tasks'] for c in A['conv'] for o in A['out_norm']])
+    A = ABLATION; cells = list(cells or A['cells'])
     bar = None
     if progress:
         from tqdm.auto import tqdm
