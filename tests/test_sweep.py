@@ -1,0 +1,147 @@
+"""The sweep runner on real backends: a real Dask LocalCluster of 2 worker processes, a real process pool, real worker and
+driver kills, two real sweeps on one cache. Each test is time-boxed (SIGALRM); together they take about half a minute."""
+import json, os, signal, subprocess, sys, textwrap, threading, time
+from pathlib import Path
+import pytest
+from pavlovattn import sweep as sw
+
+distributed = pytest.importorskip('distributed', reason='the Dask tests need dask[distributed] (in the dev extras)')
+
+TASK_FILE = textwrap.dedent('''
+    import os, time
+    def square(x, pause=0.0, marks=None):
+        "x squared, after `pause` seconds; leaves a mark <x>-<pid> in `marks` when it starts; x = 13 raises."
+        if marks: open(os.path.join(marks, f'{x}-{os.getpid()}'), 'w').close()
+        time.sleep(pause)
+        if x == 13: raise ValueError('thirteen is refused')
+        return dict(square=x * x, half=x / 2)
+''')
+
+@pytest.fixture(autouse=True)
+def time_box():
+    "Each test fails instead of hanging CI (120 s)."
+    def stop(*_): raise TimeoutError('sweep test ran over its 120 s time box')
+    old = signal.signal(signal.SIGALRM, stop); signal.alarm(120)
+    yield
+    signal.alarm(0); signal.signal(signal.SIGALRM, old)
+
+@pytest.fixture(scope='module')
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=':0', silence_logs=50)
+    c = distributed.Client(cluster)
+    yield c
+    c.close(); cluster.close()
+
+def square_grid(tmp_path, xs, pause=0.0, marks=True):
+    (tmp_path / 'tasks.py').write_text(TASK_FILE)
+    m = tmp_path / 'marks'; m.mkdir(exist_ok=True)
+    return dict(task='tasks.py:square', fixed=dict(pause=pause, **({'marks': str(m)} if marks else {})), grid=dict(x=list(xs)),
+                base=str(tmp_path))
+
+def marks(tmp_path):
+    "x -> pids of the processes that started it."
+    out = {}
+    for p in (tmp_path / 'marks').iterdir():
+        x, pid = p.name.split('-'); out.setdefault(int(x), []).append(int(pid))
+    return out
+
+def entries(cache):
+    return sorted(Path(cache).glob('sweep/*/*.json'))
+
+def package_grids():
+    "A capacity grid, a battery grid and an animal-fit grid, each small: the package's own kinds."
+    ids = ['acquisition_partial', 'relative_validity']
+    return [dict(task='capacity', fixed=dict(draws=4), grid=dict(rule=['hebbian', 'delta'], d=[16, 32])),
+            dict(task='battery', fixed=dict(subjects=20), grid=dict(rule=['delta', 'hebbian'])),
+            dict(task='animal-fit', fixed=dict(ids=ids, steps=3, restarts=1), configs=[dict(rule='delta')])]
+
+def test_three_backends_give_identical_tables(tmp_path, client):
+    "Capacity, battery and animal fits in one sweep: the in-process table equals the process pool's and the Dask cluster's, value for value."
+    g = package_grids(); n = sum(len(sw.tasks(x)) for x in g)
+    a = sw.run(g, cache=tmp_path / 'a', progress=False)
+    b = sw.run(g, cache=tmp_path / 'b', backend='processes', workers=2, progress=False)
+    c = sw.run(g, cache=tmp_path / 'c', scheduler=client, progress=False)
+    assert (a.status == 'ok').all(), a[a.status != 'ok'].error.tolist()
+    assert set(a.task) == {'capacity', 'battery', 'animal-fit'} and len(a) == 4 + 2 * 26 + 2   # a battery card has 26 rows, a fit one per experiment
+    assert a.equals(b) and a.equals(c)
+    assert a.attrs['summary']['ran'] == b.attrs['summary']['ran'] == c.attrs['summary']['ran'] == n
+    again = sw.run(g, cache=tmp_path / 'c', progress=False)
+    assert (again.attrs['summary']['ran'], again.attrs['summary']['cached']) == (0, n) and again.equals(a)   # finished tasks never run again
+
+def test_a_failing_task_is_recorded_and_the_rest_complete(tmp_path, client):
+    g = square_grid(tmp_path, [1, 13, 3], marks=False)
+    t = sw.run(g, cache=tmp_path / 'c', scheduler=client, progress=False)
+    assert t.status.tolist() == ['ok', 'error', 'ok'] and t.square.tolist()[::2] == [1, 9]
+    assert t.error[1] == 'ValueError: thirteen is refused' and t.x[1] == 13
+    assert t.attrs['summary']['failed'] == 1 and t.attrs['summary']['ran'] == 3
+    e = json.loads(next(p for p in entries(tmp_path / 'c') if 'thirteen' in p.read_text()).read_text())
+    assert e['config'] == dict(x=13, pause=0.0) and 'Traceback' in e['traceback']
+    t2 = sw.run(g, cache=tmp_path / 'c', progress=False)                                   # a failed task is tried again
+    assert (t2.attrs['summary']['ran'], t2.attrs['summary']['cached'], t2.attrs['summary']['failed']) == (1, 2, 1)
+
+def _kill_an_inflight_worker(tmp_path, cache, n_before, killed):
+    "Once `n_before` entries exist, SIGKILL a process that started a task whose entry is not written yet."
+    while True:
+        done = {json.loads(p.read_text())['config']['x'] for p in entries(cache)}
+        if len(done) >= n_before:
+            todo = [(x, pid) for x, pids in marks(tmp_path).items() for pid in pids if x not in done]
+            if todo: x, pid = todo[0]; killed.append((x, pid)); os.kill(pid, signal.SIGKILL); return
+        time.sleep(0.02)
+
+@pytest.mark.parametrize('backend', ['processes', 'dask'])
+def test_a_worker_killed_during_a_run(tmp_path, client, backend):
+    "A worker process killed mid-task: its task runs again elsewhere, the sweep completes and nothing is lost."
+    xs = list(range(8)); g = square_grid(tmp_path, xs, pause=0.4); cache = tmp_path / 'c'; killed = []
+    k = threading.Thread(target=_kill_an_inflight_worker, args=(tmp_path, cache, 2, killed), daemon=True); k.start()
+    t = sw.run(g, cache=cache, backend=backend, workers=2, scheduler=client if backend == 'dask' else None, progress=False)
+    k.join(5)
+    assert killed, 'no worker was killed'
+    (x, pid), = killed
+    assert (t.status == 'ok').all() and t.x.tolist() == xs and t.square.tolist() == [v * v for v in xs]
+    assert len(marks(tmp_path)[x]) >= 2 and pid in marks(tmp_path)[x]                  # started on the killed worker, run again
+    where = {e['key']: e['where'] for e in sw.Store(cache).read_log() if e.get('event') == 'task'}
+    assert len(where) == len(xs) and not where[t.key[xs.index(x)]].endswith(f':{pid}')   # its entry came from another process
+    if backend == 'processes': assert t.attrs['summary']['retried'] >= 1
+
+def _driver(grid_path, cache, out=None, reverse=False):
+    code = ("import json, sys; from pavlovattn import sweep as sw\n"
+            f"g = sw.load_grid({str(grid_path)!r})\n"
+            + ("g['grid']['x'] = g['grid']['x'][::-1]\n" if reverse else '')
+            + f"t = sw.run(g, cache={str(cache)!r}, progress=False)\n"
+            + (f"json.dump(dict(t.attrs['summary'], table=t.sort_values('x').to_dict('records')), open({str(out)!r}, 'w'))\n" if out else ''))
+    return subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+def _grid_file(tmp_path, xs, pause):
+    g = square_grid(tmp_path, xs, pause); g.pop('base'); p = tmp_path / 'grid.json'; p.write_text(json.dumps(g)); return p
+
+def test_the_driver_killed_and_restarted_runs_only_the_missing_tasks(tmp_path):
+    xs = list(range(8)); p = _grid_file(tmp_path, xs, 0.3); cache = tmp_path / 'c'
+    d = _driver(p, cache)
+    while len(entries(cache)) < 3:
+        assert d.poll() is None, d.communicate()
+        time.sleep(0.02)
+    d.kill(); d.wait(10)
+    k = len(entries(cache)); assert 3 <= k < len(xs)
+    t = sw.run(sw.load_grid(p), cache=cache, progress=False)
+    s = t.attrs['summary']
+    assert (s['cached'], s['ran'], s['failed']) == (k, len(xs) - k, 0)                   # counted: only the missing ones ran
+    assert t.square.tolist() == [x * x for x in xs]
+    assert sum(e.get('event') == 'start' for e in sw.Store(cache).read_log()) == 2      # the log has both runs
+
+def test_two_sweeps_on_one_cache_run_each_task_once(tmp_path):
+    xs = list(range(6)); p = _grid_file(tmp_path, xs, 0.4); cache = tmp_path / 'c'
+    a, b = _driver(p, cache, tmp_path / 'a.json'), _driver(p, cache, tmp_path / 'b.json', reverse=True)
+    for d in (a, b): _, err = d.communicate(timeout=60); assert d.returncode == 0, err
+    A, B = (json.loads((tmp_path / f).read_text()) for f in ('a.json', 'b.json'))
+    assert {x: len(v) for x, v in marks(tmp_path).items()} == dict.fromkeys(xs, 1)        # no task ran twice
+    assert A['ran'] >= 1 and B['ran'] >= 1 and A['ran'] + B['ran'] == len(xs)           # both worked, on different tasks
+    assert A['table'] == B['table'] and len(entries(cache)) == len(xs)
+    assert all(sw.Store(cache).get(e.stem) is not None for e in entries(cache))           # every entry whole and valid
+
+def test_without_dask_the_scheduler_says_what_to_install(tmp_path):
+    code = ("import sys; sys.modules['distributed'] = None\n"
+            "from pavlovattn import sweep as sw\n"
+            "try: sw.run(dict(task='json:loads', configs=[dict(s='{}')]), cache=sys.argv[1], scheduler='tcp://127.0.0.1:1', progress=False)\n"
+            "except sw.BackendError as e: print(e)\n")
+    r = subprocess.run([sys.executable, '-c', code, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == sw.DASK_MISSING and "pip install 'pavlovattn[dask]'" in r.stdout
