@@ -237,11 +237,20 @@ def family_stats(res:dict) -> dict:
 # %% ../nbs/13_trained_probes.ipynb #a6b345e9
 def _settings(full): return FULL if full else DEFAULT
 
+def _models_bar(total:int, desc:str, progress:bool):
+    "A tqdm bar over `total` models (rate and ETA; `measure_family` names the model it finished), or None."
+    if not progress: return None
+    try: from tqdm.auto import tqdm
+    except ImportError: return None
+    return tqdm(total=total, desc=desc, unit='model')
+
 def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True, families=None) -> dict:
-    "`family_stats(measure_family(...))` for every family of the (default or full) set."
-    st = _settings(full)
-    return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain, progress, st['train'], st['sweep']))
-            for r in (families or st['families'])}
+    "`family_stats(measure_family(...))` for every family of the (default or full) set; with `progress`, a bar over the models (ETA) above each model's bar of steps."
+    st = _settings(full); fams = families or st['families']
+    bar = _models_bar(len(fams) * len(st['seeds']), 'trained models', progress)
+    try: return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain, progress, st['train'], st['sweep'], bar=bar)) for r in fams}
+    finally:
+        if bar is not None: bar.close()
 
 def cue_competition_verdict(stats:dict) -> Verdict:
     "The pre-registered check and the against-the-paper count for `trained-cue-competition`."
@@ -342,15 +351,12 @@ _ABL = {}
 def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None) -> dict:
     "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`), trained or loaded; one bar over all models, with ETA."
     A = ABLATION; cells = list(cells or A['cells'])
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(cells) * len(A['families']) * len(A['seeds']), desc='ablation models', unit='model')
+    bar = _models_bar(len(cells) * len(A['families']) * len(A['seeds']), 'ablation models', progress)
     try:
         out = {}
         for t, c, o in cells:
             kw = dict(A['train'], conv_size=c, out_norm=o)
-            out[(t, c, o)] = {r: family_stats(measure_family(r, A['seeds'], A['n'], device, retrain, False, kw, task=t, bar=bar)) for r in A['families']}
+            out[(t, c, o)] = {r: family_stats(measure_family(r, A['seeds'], A['n'], device, retrain, progress, kw, task=t, bar=bar)) for r in A['families']}
         return out
     finally:
         if bar is not None: bar.close()
