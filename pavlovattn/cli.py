@@ -429,6 +429,40 @@ def _save_figure(card, path):
     except cache.CacheError as e: raise UsageError(f'pavlovattn battery: cannot write --figure {path}: {e}')
     finally: plt.close(ax.figure)
 
+# %% ../nbs/10_cli.ipynb #sweep0cd
+def _sweep_args(p):
+    p.add_argument('grid', metavar='GRID', help='a grid file (.yaml, .yml or .json): task, fixed, grid, configs')
+    p.add_argument('--backend', default=None, help='inprocess (default), processes or dask')
+    p.add_argument('--scheduler', default=None, metavar='ADDRESS', help='a running Dask scheduler, e.g. tcp://host:8786 (implies --backend dask)')
+    p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='processes: pool size (default: the CPUs); dask without --scheduler: local workers (default 2)')
+    p.add_argument('--cache', default=None, metavar='DIR', help='the cache folder (default $PAVLOVATTN_CACHE, else ~/.cache/pavlovattn)')
+    p.add_argument('--out', default=None, metavar='TABLE', help='write the table to TABLE (.csv, .parquet or .json; default: CSV on stdout)')
+    p.add_argument('--quiet', action='store_true', help='no progress bar')
+
+@subcommand('sweep', 'run a grid of tasks (capacity, battery, animal fits, trained models, your own) through the cache, here, on local processes or on Dask')(_sweep_args)
+def _sweep(a) -> int:
+    import importlib.util
+    sw, cmd = _mod('sweep'), 'pavlovattn sweep'
+    if a.backend is not None and a.backend not in sw.BACKENDS: raise UsageError(f"{cmd}: unknown backend {a.backend!r}; valid: {', '.join(sw.BACKENDS)}")
+    if a.scheduler is not None and a.backend not in (None, 'dask'): raise UsageError(f'{cmd}: --scheduler runs on Dask, not with --backend {a.backend}')
+    if (a.scheduler is not None or a.backend == 'dask') and importlib.util.find_spec('distributed') is None: raise UsageError(f'{cmd}: {sw.DASK_MISSING}')
+    if a.out is not None and os.path.splitext(a.out)[1].lower() not in ('.csv', '.parquet', '.json'): raise UsageError(f'{cmd}: --out must end in .csv, .parquet or .json; got {a.out!r}')
+    if a.out is not None and a.out.lower().endswith('.parquet') and not any(importlib.util.find_spec(m) for m in ('pyarrow', 'fastparquet')):
+        raise UsageError(f'{cmd}: a Parquet table needs pyarrow: pip install pyarrow (or write --out TABLE.csv)')
+    if a.cache is not None and not a.cache.strip(): raise UsageError(f'{cmd}: --cache needs a folder; got an empty one')
+    try:
+        grid = sw.load_grid(a.grid); sw.tasks(grid)                      # a grid that cannot run is refused before anything starts
+        with _mod('cache')._terminate_as_exit():                         # SIGTERM: the cluster closed, the finished tasks kept
+            df = sw.run(grid, cache=a.cache, backend=a.backend or 'inprocess', scheduler=a.scheduler, workers=a.workers, progress=not a.quiet)
+        if a.out is not None: sw.save(df, a.out)
+    except (sw.GridError, sw.BackendError) as e: raise UsageError(f'{cmd}: {e}')
+    except KeyboardInterrupt:
+        print(f'{cmd}: interrupted; the finished tasks are in the cache, and the same command runs only the missing ones', file=sys.stderr); return 130
+    print(_one_line(sw.summary_line(df)), file=sys.stderr)
+    if a.out is None: sys.stdout.write(df.to_csv(index=False))
+    else: print(f'table: {a.out}', file=sys.stderr)
+    return 1 if df.attrs['summary']['failed'] else 0
+
 # %% ../nbs/10_cli.ipynb #b1dd1461
 def main(argv=None) -> int:
     "Entry point of the `pavlovattn` command."
