@@ -145,3 +145,22 @@ def test_without_dask_the_scheduler_says_what_to_install(tmp_path):
             "except sw.BackendError as e: print(e)\n")
     r = subprocess.run([sys.executable, '-c', code, str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == sw.DASK_MISSING and "pip install 'pavlovattn[dask]'" in r.stdout
+
+def test_the_command_line_interrupted_then_resumed(tmp_path):
+    "`pavlovattn sweep`: Ctrl-C exits 130 and keeps what finished; the same command runs only the rest and exits 1 for the failed task."
+    xs = [1, 2, 3, 13, 5, 6]; p = _grid_file(tmp_path, xs, 0.3); cache = tmp_path / 'c'
+    cmd = [sys.executable, '-m', 'pavlovattn.cli', 'sweep', str(p), '--cache', str(cache), '--quiet']
+    d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while len(entries(cache)) < 2:
+        assert d.poll() is None, d.communicate()
+        time.sleep(0.02)
+    d.send_signal(signal.SIGINT); _, err = d.communicate(timeout=30)
+    assert d.returncode == 130 and 'the same command runs only the missing ones' in err, (d.returncode, err)
+    k = len(entries(cache))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr                                                  # one task failed
+    assert f'6 tasks: {6 - k} ran here, {k} from the cache, 0 finished by another sweep, 1 failed' in r.stderr
+    import pandas as pd, io
+    t = pd.read_csv(io.StringIO(r.stdout))
+    assert t.x.tolist() == xs and t.status.tolist() == ['ok'] * 3 + ['error'] + ['ok'] * 2
+    assert t.error[3] == 'ValueError: thirteen is refused' and t.square[t.status == 'ok'].tolist() == [1, 4, 9, 25, 36]
