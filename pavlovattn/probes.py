@@ -18,8 +18,8 @@ __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'ABLATION', '
            'probe_scores', 'read_gates', 'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model',
            'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict', 'recovery_verdict',
            'diff_stats', 'equivalence_power', 'dissociation_verdict', 'run_ablation', 'without_conv_verdict',
-           'compile_rebind', 'rebind_scores', 'measure_rebind', 'measure_rebind_family', 'summarize_rebind',
-           'rebind_verdict']
+           'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind', 'measure_rebind_family',
+           'summarize_rebind', 'rebind_verdict']
 
 # %% ../nbs/13_trained_probes.ipynb #99e3da57
 from .registry import claim, Verdict, Paper
@@ -399,6 +399,33 @@ def _claim_trained_overshadowing_dissociation(full=False, device='cpu'):
 def _claim_trained_without_conv(full=False, device='cpu'):
     return without_conv_verdict(_ablation(full, device))
 
+# %% ../nbs/13_trained_probes.ipynb #ab30a005
+def layer_writes(m, x:torch.Tensor) -> tuple:
+    "What mixer `m` writes at each step of `x` `[B,T,d_model]`, as its forward computes it: (β `[B,T,H]`, write key k `[B,T,H,dk]`, value v `[B,T,H,dv]`)."
+    B, T, _ = x.shape; H = m.H
+    k, v = m.k_proj(x), m.v_proj(x)
+    if m.convs is not None: k, v = m.convs[1](k), m.convs[2](v)
+    k, v = k.reshape(B, T, H, m.dk), v.reshape(B, T, H, m.dv)
+    if m.kw_proj is not None: k = m.kw_proj(x).reshape(B, T, H, m.dk)           # a separate write key (the family says)
+    if m.fam.positive_keys: k = F.elu(k) + 1
+    elif m.qk_norm and not m.fam.grows: k = F.normalize(k, dim=-1)
+    beta = torch.sigmoid(m.b_proj(x)) * (2 if m.neg_eigval else 1) if m.b_proj is not None else x.new_ones(B, T, H)
+    return beta, k, v
+
+@torch.no_grad()
+def read_writes(model, b:dict, kinds:dict) -> dict:
+    "{layer: {kind: mean β·|v|}} at the positions `kinds[kind]` (bool `[B,T]`): how much each layer writes on each kind of token (the value as written, before any error term)."
+    ins = []
+    hooks = [m.register_forward_pre_hook(lambda mod, a: ins.append(a[0])) for m in model.mix]
+    try: model({k: v for k, v in b.items() if k not in ('us', 'probes')})
+    finally:
+        for h in hooks: h.remove()
+    out = {}
+    for li, (m, x) in enumerate(zip(model.mix, ins)):
+        beta, _, v = layer_writes(m, x); w = (beta * v.norm(dim=-1)).mean(-1)                 # [B,T]
+        out[li] = {kd: float(w[msk].mean()) for kd, msk in kinds.items()}
+    return out
+
 # %% ../nbs/13_trained_probes.ipynb #f32b2fc8
 REBIND = dict(task='rebind', families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(5)), n=500,
               pairs=8, conditions={'ctrl': (0, 1), '1:1': (1, 1), '3:1': (3, 1)}, margin=0.2, min_recall=0.5,
@@ -497,3 +524,16 @@ def rebind_verdict(stats:dict, margin:float=REBIND['margin'], min_recall:float=R
              for r, s in stats.items()]
     missed = [r for r in stats if not (rej[r] and learned[r])]
     return Verdict('; '.join(parts), not missed, dict(p=ps, holm=rej, learned=learned, missed=missed, margin=margin))
+
+# %% ../nbs/13_trained_probes.ipynb #ab30c002
+_REB = {}
+@claim('trained-repeated-key-last-value-wins',
+       'in repeated-key recall, the last value wins for error-correcting attention and not for contiguity attention (trained models)',
+       source='ours (the repeated-key setting of Schlag, Irie & Schmidhuber 2021 read as conditioning); protocol fixed before measuring on the trained-probes page',
+       expected="REBIND: 6 families x 5 seeds; W(3:1) = acc_new - acc_old > 0.2 for delta and gated-delta, < 0.2 for hebbian, decay, softmax, gla "
+                "(one-sided t, Holm, alpha 0.05); every family recalls (ctrl accuracy >= 0.5)")
+def _claim_trained_repeated_key(full=False, device='cpu'):
+    k = str(device)
+    if k not in _REB: _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1'))
+                                 for r in REBIND['families']}
+    return rebind_verdict(_REB[k])
