@@ -10,6 +10,7 @@ import torch
 import pandas as pd
 from .families import FAMILIES, Family, family
 from .core import recur
+from .designs import closed_form
 from .competition import run_design, protocol
 from .phenomena import Phenomenon, MODELS, THRESHOLD, TOL, direction, agrees, effect
 from . import dissociation, beyond, capacity
@@ -61,7 +62,7 @@ def _beyond_row(ph, i):
         x, y = ph.read(beyond.probe_means(ph.design, fam.name, **params(p), device=p['device']), i)
         return torch.tensor([x], dtype=torch.float64), torch.tensor([y], dtype=torch.float64)
     def closed(fam, p):
-        x, y = ph.read(beyond.blocked_closed_form(ph.design, fam.name, **params(p)), i)
+        x, y = ph.read(closed_form(ph.design, fam, **params(p)), i)
         return torch.tensor([x], dtype=torch.float64), torch.tensor([y], dtype=torch.float64)
     return Row(ph, i, run, True, closed, page='beyond Rescorla–Wagner')
 

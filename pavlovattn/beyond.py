@@ -11,11 +11,10 @@ import pandas as pd
 from .core import RULES, FAMILIES, family, Trace, recur, per_step, UnstableRateError, NonFiniteError
 from . import families
 from .phenomena import Phenomenon, direction, TOL
-from .designs import parse_design, simulate, expected_absent, vhw_keys
+from .designs import parse_design, simulate, expected_absent, vhw_keys, design_blocks, closed_form
 
 # %% auto #0
-__all__ = ['PARAMS', 'SINK', 'PHENOMENA', 'design_blocks', 'blocked_closed_form', 'probe_means', 'effects', 'vhw_closed_form',
-           'verdict_table']
+__all__ = ['PARAMS', 'SINK', 'PHENOMENA', 'probe_means', 'effects', 'vhw_closed_form', 'verdict_table']
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #082068fc
 from .registry import claim, Verdict
@@ -24,38 +23,6 @@ from .registry import claim, Verdict
 PARAMS = dict(beta=0.2, gamma=0.95, lam=1.0, tau=1.0)   # the protocol of this page, fixed before measuring
 SINK = 1.0                                               # softmax sink weight (the core's default)
 # |effect| <= TOL (1e-9) is reported as no effect, '0': `phenomena.direction` of an exact run
-
-# %% ../nbs/06_beyond_rescorla_wagner.ipynb #6cd049f4
-def design_blocks(design, # a design string or `Design` in which every phase has one trial type
-                 ) -> dict:  # {group: [(n, cues, lam or None), ...]}; lam None marks a probe
-    "The blocks of a blocked design: per group, each phase's count, cue tuple and US (None for a probe)."
-    d = parse_design(design) if isinstance(design, str) else design
-    out = {}
-    for g in d.groups:
-        blocks = []
-        for ph in g.phases:
-            if len(ph.trials) != 1: raise ValueError(f"group {g.name!r}: a phase with {len(ph.trials)} trial types is not blocked")
-            tr = ph.trials[0]
-            blocks.append((tr.count, tuple(tr.cues), None if tr.probe else (1.0 if tr.outcome == '+' else 0.0)))
-        out[g.name] = blocks
-    return out
-
-# %% ../nbs/06_beyond_rescorla_wagner.ipynb #73544a26
-def blocked_closed_form(design,              # design string (blocked) or its `design_blocks`
-                        rule:str='delta',    # one of `RULES`
-                        beta:float=0.2,      # write rate (softmax: write weight)
-                        gamma:float=0.95,    # per-trial gate of decay, gated-delta, channel-gate
-                        lam:float=1.0,       # US magnitude
-                        tau:float=1.0,       # softmax temperature
-                        sink:float=SINK,     # softmax sink weight
-                       ) -> dict:            # {group: [probe read-out, ...]}
-    "Closed-form probe read-outs of a blocked design with one-hot keys, for any family that gives one: the family's own answer (`families.blocked_closed_form`)."
-    fam = family(rule)
-    groups = design if isinstance(design, dict) else design_blocks(design)
-    cues = sorted({c for bl in groups.values() for _, cs, _ in bl for c in cs})
-    key = lambda cs: torch.tensor([float(c in cs) for c in cues], dtype=torch.float64)   # one-hot keys: a compound is their sum
-    return {name: families.blocked_closed_form(fam, [(n, key(cs), l) for n, cs, l in blocks], beta, gamma, lam, tau, sink)
-            for name, blocks in groups.items()}
 
 # %% ../nbs/06_beyond_rescorla_wagner.ipynb #fea31631
 def probe_means(design,                # design string
@@ -116,7 +83,8 @@ def effects(name:str,                 # a key of `PHENOMENA`
     ph = PHENOMENA[name]; p = {**PARAMS, **(params or {})}
     rows = []
     for rule in rules:
-        cf = blocked_closed_form(ph.design, rule, **p); sim = probe_means(ph.design, rule, **p, dtype=dtype, device=device)
+        cf = {g: list(v.values()) for g, v in closed_form(ph.design, rule, **p).items()}
+        sim = probe_means(ph.design, rule, **p, dtype=dtype, device=device)
         for i, (tg, cg, label) in enumerate(ph.contrasts):
             e_cf, e_sim = cf[tg][-1] - cf[cg][-1], sim[tg][-1] - sim[cg][-1]
             rows.append(dict(phenomenon=name, contrast=label, rule=rule, treated=sim[tg][-1], control=sim[cg][-1],

@@ -7,11 +7,12 @@ from __future__ import annotations
 import math
 import torch
 import pandas as pd
-from .designs import simulate
+from .designs import simulate, closed_form, _probe_labels
+from .phenomena import contrast
 from .families import family
 
 # %% auto #0
-__all__ = ['FAMILIES', 'PROTOCOL_GAMMA', 'protocol', 'run_design', 'compare_families', 'rw_phase', 'overshadowing',
+__all__ = ['FAMILIES', 'PROTOCOL_GAMMA', 'PHENOMENA', 'protocol', 'run_design', 'compare_families', 'rw_phase', 'overshadowing',
            'conditioned_inhibition', 'retardation', 'trials_to_criterion', 'overexpectation', 'superconditioning',
            'protection_from_extinction']
 
@@ -25,6 +26,22 @@ PROTOCOL_GAMMA = {'gated-delta': 0.95}   # fixed before measuring: the γ the cu
 def protocol(rule:str) -> dict:
     "The `run_design` options of this page's protocol for `rule`: gated-delta at γ = 0.95, every other family at its defaults."
     return {'gamma': PROTOCOL_GAMMA[rule]} if rule in PROTOCOL_GAMMA else {}
+
+# %% ../nbs/04_cue_competition.ipynb #d1d3d704
+PHENOMENA = {p.title: p for p in (   # error correction predicts each present ('>'); contiguity predicts it absent (paper C3)
+    contrast('blocking', 'blocking: 20A+ | 20AB+ | #B; control: 20C+ | 20AB+ | #B', ('control', 'B'), ('blocking', 'B'), True),
+    contrast('overshadowing', 'overshadowing: 20AB+ | #B; control: 20B+ | #B', ('control', 'B'), ('overshadowing', 'B'), True),
+    contrast('conditioned inhibition (summation)', 'inhibition: !20A+/20AX-/20B+ | #BX; control: !20A+/20X-/20B+ | #BX',
+             ('control', 'BX'), ('inhibition', 'BX'), True),
+    contrast('conditioned inhibition (retardation)', 'inhibition: !20A+/20AX- | 10X+ | #X; control: !20A+/20X- | 10X+ | #X',
+             ('control', 'X'), ('inhibition', 'X'), True),
+    contrast('overexpectation', 'overexpectation: !30A+/30B+ | 10AB+ | #A; control: !30A+/30B+ | !5A+/5B+ | #A',
+             ('control', 'A'), ('overexpectation', 'A'), True),
+    contrast('superconditioning', 'superconditioning: !20A+/20AX- | 10XB+ | #B; control: !20A+/20Y- | 10YB+ | #B',
+             ('superconditioning', 'B'), ('control', 'B'), True),
+    contrast('protection from extinction', 'protection: !30A+/30B+/30BX- | 10AX- | #A; control: !30A+/30B+/30BX- | 10A- | #A',
+             ('protection', 'A'), ('control', 'A'), True),
+)}
 
 # %% ../nbs/04_cue_competition.ipynb #d17be473
 def run_design(design:str,              # a design string
@@ -49,13 +66,7 @@ def run_design(design:str,              # a design string
     out = {}
     for g in res.design.groups:
         r = res.runs[g.name]
-        probes, i = [], 0
-        for pi, ph in enumerate(g.phases, 1):
-            for t in ph.steps:
-                if t.probe: probes.append((t.cue_text, pi, i, t.count))
-                i += 1
-        names = [c for c, *_ in probes]
-        rows = {(c if names.count(c) == 1 else f'{c}@{pi}'): r['pred_sum'][:, i] / n for c, pi, i, n in probes}   # a probe run n times: its mean read-out
+        rows = {lab: r['pred_sum'][:, i] / n for lab, _, i, n in _probe_labels(g)}   # a probe run n times: its mean read-out
         if trajectory: rows.update(_trajectory=r['V'][:, 1:], _cues=list(res.cues))
         out[g.name] = rows
     return out

@@ -11,8 +11,8 @@ import torch
 
 # %% auto #0
 __all__ = ['RULES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace', 'per_step',
-           'check_delta_rate', 'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve', 'one_key_trials',
-           'probe_readouts', 'Summary', 'batch_mean_sd', 'summarize']
+           'check_delta_rate', 'check_rates', 'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve',
+           'one_key_trials', 'probe_readouts', 'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
@@ -63,21 +63,36 @@ def per_step(x, like:torch.Tensor, name:str, channels:int|None=None) -> torch.Te
                          f"{', d_k' if channels else ''}])") from None
 
 # %% ../nbs/00_core.ipynb #b9a0b570
-def check_delta_rate(k:torch.Tensor, # keys `[B,T,H,dk]`
+def check_delta_rate(k:torch.Tensor, # keys `[B,T,H,dk]` (or a table `[N,H,dk]`, with `beta` of shape `[N,H]`)
                      beta,            # write rate(s), broadcast to `[B,T,H]`
                      bound:float=2.0, # largest stable `beta*|k|^2`
-                     kw=None,         # write keys `[B,T,H,dk]` (the bound is then on `beta * kw.k`); default: the keys
+                     kw=None,         # write keys of the shape of `k` (the bound is then on `beta * kw.k`); default: the keys
+                     at=None,         # where a bad value is, from its index: default 'at batch b, step t, head h'
                     ) -> float:       # the largest `beta*|k|^2` found
     "Refuse a delta write whose `beta*|k|^2` (`beta*kw.k` with separate write keys) leaves [0, `bound`]; return the largest value seen."
-    r = per_step(beta, k, 'beta') * (k * (k if kw is None else kw)).sum(-1)
+    b = per_step(beta, k, 'beta') if k.dim() == 4 else torch.as_tensor(beta).to(k).expand(k.shape[:-1])
+    r = b * (k * (k if kw is None else kw)).sum(-1)
     eps = 1e-9 * bound
     bad = (r > bound + eps) | (r < -eps)
     if bad.any():
-        b, t, h = (int(i) for i in bad.nonzero()[0])
+        i = tuple(int(x) for x in bad.nonzero()[0])
         what = 'beta*|k|^2' if kw is None else 'beta*kw.k'
-        raise UnstableRateError(f"unstable delta write: {what} = {float(r[b, t, h].detach()):.6g} at batch {b}, step {t}, "
-                                f"head {h}; stable writes need 0 <= {what} <= {bound:g}")
+        where = at(i) if at else 'at batch {}, step {}, head {}'.format(*i)
+        raise UnstableRateError(f"unstable delta write: {what} = {float(r[i].detach()):.6g} {where}; stable writes need 0 <= {what} <= {bound:g}")
     return float(r.detach().max()) if r.numel() else 0.0
+
+def check_rates(fam,             # the family whose inputs these are
+                b:torch.Tensor,  # write rates, broadcast (`[B,T,H]`, or a table `[N,H]`)
+                g:torch.Tensor,  # decays, broadcast
+                k:torch.Tensor,  # keys `[..., dk]` matching `b`
+                kw=None,         # write keys, for a family that has them
+                at=None,         # where a bad rate is, from its index (as in `check_delta_rate`)
+               ):
+    "The one check of a family's rates, for `recur` and `summarize` alike: gamma in [0, 1], beta >= 0, and the family's own rate bound (if it has one)."
+    if g.numel() and ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
+    if b.numel() and (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
+    if fam.rate_bound is not None: check_delta_rate(k, b, fam.rate_bound, kw=kw, at=at)
+
 
 # %% ../nbs/00_core.ipynb #454ac707
 def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
@@ -191,9 +206,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
         for name, x in (('k', k), ('v', v), ('q', q), ('kw', kw), ('beta', beta), ('gamma', gamma)):   # before broadcasting: cheaper
             if x is not None and (name != 'q' or q is not k): _finite(name, torch.as_tensor(x))
         if torch.is_tensor(S0): _finite('S0', S0)
-        if T and ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
-        if T and (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
-        if fam.rate_bound is not None: check_delta_rate(k, b, fam.rate_bound, kw=kw)
+        check_rates(fam, b, g, k, kw)
     P = None
     if probes is not None:
         P0 = P = _tensor(probes, 'probes', k)
@@ -359,14 +372,7 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     if check:
         for name, x in (('k', k), ('v', v), ('beta', b), ('gamma', g)): _finite(name, x)
         if torch.is_tensor(S0): _finite('S0', S0)
-        if ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
-        if (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
-        if fam.rate_bound is not None:
-            r = b * (k * k).sum(-1); bad = (r > fam.rate_bound * (1 + 1e-9)) | (r < -1e-9 * fam.rate_bound)
-            if bad.any():
-                n, h = (int(i) for i in bad.nonzero()[0])
-                raise UnstableRateError(f"unstable delta write: beta*|k|^2 = {float(r[n, h]):.6g} for index value {n}, head {h}; "
-                                        f"stable writes need 0 <= beta*|k|^2 <= {fam.rate_bound:g}")
+        check_rates(fam, b, g, k, at=lambda i: f'for index value {i[0]}, head {i[1]}')
     P = None if probes is None else _tensor(probes, 'probes', k)
     if P is not None and (P.dim() not in (2, 4) or P.shape[-1] != dk):
         raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")

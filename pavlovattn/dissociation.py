@@ -8,37 +8,17 @@ import functools, math, re
 import pandas as pd
 from .competition import FAMILIES, PROTOCOL_GAMMA, protocol, run_design
 from .registry import claim, Verdict
-from . import families
+from . import families, competition, random_orders
 from .phenomena import Phenomenon, effect
 
 # %% auto #0
 __all__ = ['PHENOMENA', 'ROW_IDS', 'TESTED', 'dissociation_row', 'expected_presence', 'dissociation_table', 'ci_above_zero']
 
 # %% ../nbs/04b_dissociation.ipynb #a3f319e1
-def _ratio(group, a, b): return lambda run: run[group][a] / run[group][b]     # a read-out: one probe over another
-def _row(title, design, x, y, rw_present, options={}):
-    "A row of the table in the one schema of a phenomenon (`phenomena.Phenomenon`): effect = mean x - mean y."
-    return Phenomenon(title, design, ((x, y, title),), {'rw': ('>' if rw_present else 'not >',), 'contiguity': ('not >',)}, options=options)
-PHENOMENA = {r.title: r for r in (   # predictions: present under error correction where RW predicts it, absent under contiguity (paper C3); none stated for exemplar memories
-    _row('blocking', 'blocking: 20A+ | 20AB+ | #B; control: 20C+ | 20AB+ | #B', ('control', 'B'), ('blocking', 'B'), True),
-    _row('overshadowing', 'overshadowing: 20AB+ | #B; control: 20B+ | #B', ('control', 'B'), ('overshadowing', 'B'), True),
-    _row('conditioned inhibition (summation)', 'inhibition: !20A+/20AX-/20B+ | #BX; control: !20A+/20X-/20B+ | #BX',
-         ('control', 'BX'), ('inhibition', 'BX'), True),
-    _row('conditioned inhibition (retardation)', 'inhibition: !20A+/20AX- | 10X+ | #X; control: !20A+/20X- | 10X+ | #X',
-         ('control', 'X'), ('inhibition', 'X'), True),
-    _row('overexpectation', 'overexpectation: !30A+/30B+ | 10AB+ | #A; control: !30A+/30B+ | !5A+/5B+ | #A',
-         ('control', 'A'), ('overexpectation', 'A'), True),
-    _row('superconditioning', 'superconditioning: !20A+/20AX- | 10XB+ | #B; control: !20A+/20Y- | 10YB+ | #B',
-         ('superconditioning', 'B'), ('control', 'B'), True),
-    _row('relative validity (beta- = beta+)', 'true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X', ('pseudo', 'X'), ('true', 'X'), False),
-    _row('relative validity (beta- = beta+/2)', 'true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X', ('pseudo', 'X'), ('true', 'X'), True,
-         {'beta_minus': 0.05}),
-    _row('protection from extinction', 'protection: !30A+/30B+/30BX- | 10AX- | #A; control: !30A+/30B+/30BX- | 10A- | #A',
-         ('protection', 'A'), ('control', 'A'), True),
-    _row('contingency (Delta P = 0.5 vs 0)', 'positive: !20AC+/20AC-/40C- | #A; zero: !20AC+/20AC-/20C+/20C- | #A', ('positive', 'A'), ('zero', 'A'), True),
-    _row('partial reinforcement extinction effect', 'continuous: 40A+ | #A | 20A- | #A; partial: !20A+/20A- | #A | 20A- | #A',
-         _ratio('partial', 'A@4', 'A@2'), _ratio('continuous', 'A@4', 'A@2'), False),
-)}
+_ORDER = ('blocking', 'overshadowing', 'conditioned inhibition (summation)', 'conditioned inhibition (retardation)', 'overexpectation',
+          'superconditioning', 'relative validity (beta- = beta+)', 'relative validity (beta- = beta+/2)', 'protection from extinction',
+          'contingency (Delta P = 0.5 vs 0)', 'partial reinforcement extinction effect')
+PHENOMENA = {n: {**competition.PHENOMENA, **random_orders.PHENOMENA}[n] for n in _ORDER}   # declared on the cue-competition and random-orders pages
 ROW_IDS = dict(zip(PHENOMENA, ('blocking', 'overshadowing', 'summation', 'retardation', 'overexpectation', 'superconditioning',
                               'relative-validity-equal-rates', 'relative-validity-unequal-rates', 'protection-from-extinction',
                               'contingency', 'pree')))   # claim ids: 'dissociation-' + this

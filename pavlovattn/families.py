@@ -357,8 +357,9 @@ def reference(fam:Family,       # the family: its `step` and `read` are all that
     B, T, H, dk = k.shape; N = B * H
     flat = lambda x: None if x is None else x.transpose(1, 2).reshape(N, T, *x.shape[3:])    # [B,T,H,*] -> [N,T,*]
     K, V, Q, Bt, G, W = (flat(x) for x in (k, v, q, b, g, kw))
-    S = k.new_zeros(N, fam.rows(v.shape[-1]), dk) if S0 is None else S0.reshape(N, -1, dk)
-    P = None if probes is None else probes.reshape(N, -1, dk)
+    R = fam.rows(v.shape[-1])                                            # sizes given, not inferred: N may be 0
+    S = k.new_zeros(N, R, dk) if S0 is None else S0.reshape(N, R, dk)
+    P = None if probes is None else probes.reshape(N, probes.shape[-2], dk)
     read = fam.read or _dot
     preds, outs, prs = [], [], []
     for t in range(T):
@@ -372,7 +373,7 @@ def reference(fam:Family,       # the family: its `step` and `read` are all that
     pred = (back(preds) if T else empty(dv)) if reads is True else None
     out = (back(outs) if T else empty(dv)) if reads and q is not None else None
     pr = None if P is None else back(prs) if T else empty(P.shape[1], dv)
-    return pred, out, S.reshape(B, H, -1, dk), pr
+    return pred, out, S.reshape(B, H, R, dk), pr
 
 # %% ../nbs/00c_families.ipynb #622d4d86
 def needs_grad(*xs) -> bool:

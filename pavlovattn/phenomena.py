@@ -9,7 +9,7 @@ from typing import Callable, NamedTuple
 import torch
 
 # %% auto #0
-__all__ = ['MODELS', 'TOL', 'THRESHOLD', 'Phenomenon', 'direction', 'effect', 'agrees']
+__all__ = ['MODELS', 'TOL', 'THRESHOLD', 'Phenomenon', 'direction', 'effect', 'agrees', 'contrast', 'ratio']
 
 # %% ../nbs/01b_phenomena.ipynb #20935fe7
 MODELS = ('rw', 'contiguity', 'exemplar')   # the conditioning models a phenomenon's predictions are stated for
@@ -26,8 +26,9 @@ class Phenomenon(NamedTuple):
     options: dict = {}   # options of its page's protocol (e.g. beta_minus)
 
     def read(self, run, i:int=0) -> tuple:
-        "The two read-outs (x, y) of contrast `i` from `run` ({group: {probe: values}} or {group: [probe values]})."
-        def one(r): return r(run) if callable(r) else run[r[0]][r[1]] if isinstance(r, tuple) else run[r][-1]
+        "The two read-outs (x, y) of contrast `i` from `run` ({group: {probe: values}} or {group: [probe values]}; a group alone: its last probe)."
+        last = lambda g: list(g.values())[-1] if isinstance(g, dict) else g[-1]
+        def one(r): return r(run) if callable(r) else run[r[0]][r[1]] if isinstance(r, tuple) else last(run[r])
         x, y, _ = self.contrasts[i]
         return one(x), one(y)
 
@@ -56,3 +57,17 @@ def agrees(predicted, observed:str) -> bool|None:
     "Whether an observed direction is the predicted one ('not >': '0' or '<'); None where nothing is predicted."
     if predicted is None: return None
     return observed in ('0', '<') if predicted == 'not >' else observed == predicted
+
+# %% ../nbs/01b_phenomena.ipynb #aef894c4
+def contrast(title:str,          # its name on the page
+             design:str,         # the design string
+             x, y,               # the two read-outs: (group, probe), a group (its last probe) or run -> values
+             rw_present:bool,    # whether error correction predicts x > y ('>'); otherwise it predicts 'not >'
+             options:dict={},    # options of its page's protocol
+            ) -> Phenomenon:
+    "A one-contrast phenomenon (effect = mean x - mean y): error correction predicts it present or not, contiguity predicts it absent (paper C3); none stated for exemplar memories."
+    return Phenomenon(title, design, ((x, y, title),), {'rw': ('>' if rw_present else 'not >',), 'contiguity': ('not >',)}, options=options)
+
+def ratio(group:str, a:str, b:str) -> Callable:
+    "A read-out: probe `a` over probe `b` of `group`, per subject."
+    return lambda run: run[group][a] / run[group][b]

@@ -8,13 +8,24 @@ import itertools, math
 import torch
 from .core import family
 from .designs import parse_design, simulate
+from .phenomena import contrast, ratio
 from .competition import protocol, run_design
 from .registry import claim, Verdict
 
 # %% auto #0
-__all__ = ['RV_TRUE', 'RV_PSEUDO', 'mean_dynamics', 'mean_recursion', 'mean_asymptote', 'check_mean_recursion',
+__all__ = ['PHENOMENA', 'RV_TRUE', 'RV_PSEUDO', 'mean_dynamics', 'mean_recursion', 'mean_asymptote', 'check_mean_recursion',
            'relative_validity_asymptotes', 'relative_validity_gap', 'relative_validity_permuted_gap', 'delta_p',
            'contingency_types', 'partial_reinforcement', 'partial_reinforcement_moments']
+
+# %% ../nbs/04a_random_orders.ipynb #7e1a6600
+PHENOMENA = {p.title: p for p in (
+    contrast('relative validity (beta- = beta+)', 'true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X', ('pseudo', 'X'), ('true', 'X'), False),
+    contrast('relative validity (beta- = beta+/2)', 'true: !20AX+/20BX- | #X; pseudo: !10AX+/10AX-/10BX+/10BX- | #X', ('pseudo', 'X'), ('true', 'X'), True,
+             {'beta_minus': 0.05}),
+    contrast('contingency (Delta P = 0.5 vs 0)', 'positive: !20AC+/20AC-/40C- | #A; zero: !20AC+/20AC-/20C+/20C- | #A', ('positive', 'A'), ('zero', 'A'), True),
+    contrast('partial reinforcement extinction effect', 'continuous: 40A+ | #A | 20A- | #A; partial: !20A+/20A- | #A | 20A- | #A',
+             ratio('partial', 'A@4', 'A@2'), ratio('continuous', 'A@4', 'A@2'), False),
+)}
 
 # %% ../nbs/04a_random_orders.ipynb #9c945205
 def mean_dynamics(types,                  # trial types: strings like 'AX+', 'BX-'

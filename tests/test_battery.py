@@ -111,3 +111,21 @@ def test_a_family_brings_its_own_fast_form_checked_against_its_loop():
         assert not any(n in FAMILIES for n in ('my-delta2', 'my-delta3', 'my-delta4'))
     finally:
         for n in [n for n in FAMILIES if n not in BUILTIN]: FAMILIES.pop(n)
+
+def test_a_design_is_refused_at_its_familys_own_rate_bound():
+    "The design layer checks a user family's stated bound (here 1), not the delta rule's 2, naming the trial type; recur and summarize share one check."
+    import dataclasses
+    from pavlovattn.core import UnstableRateError
+    from pavlovattn.families import register, FAMILIES as F
+    half = dataclasses.replace(load_family(FILE + ':BARE'), name='bare-delta-bound-1', rate_bound=1.0)
+    register(half)
+    try:
+        with pytest.raises(UnstableRateError, match=r'trial type AB\+ in group group, phase 2 has beta\*\|k\|\^2 = 1.2 > 1 '):
+            simulate('10A+ | 10AB+', rule=half.name, beta=0.6)
+        assert simulate('10A+ | 10AB+', rule=half.name, beta=0.5).strengths['group']['A'] > 0     # 0.5 * 2 = 1: at the bound
+        k = torch.ones(1, 2, 1, 2)
+        with pytest.raises(UnstableRateError, match='at batch 0, step 0, head 0'): recur(k, k[..., :1], rule=half.name, beta=0.6)
+        with pytest.raises(UnstableRateError, match='for index value 0, head 0'):
+            summarize(k[0, :1], k[0, :1, :, :1], beta=0.6, rule=half.name, index=torch.zeros(1, 3, dtype=torch.long))
+    finally:
+        for n in [n for n in F if n not in BUILTIN]: F.pop(n)           # load_family registered BARE too
