@@ -263,6 +263,9 @@ def _reproduce_args(p):
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.add_argument('--retrain', action='store_true', help='train the trained-model claims anew, ignoring cached checkpoints (under $PAVLOVATTN_CACHE)')
     p.add_argument('--wide', action='store_true', help='one line per row in the table (default: long cells wrap; nothing is cut)')
+    p.add_argument('--backend', default=None, help='run the claims as a sweep, one task each: inprocess, processes or dask (default: one after another here)')
+    p.add_argument('--scheduler', default=None, metavar='ADDRESS', help='a running Dask scheduler (tcp://host:8786): the claims spread over its workers (implies --backend dask)')
+    p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='with --backend: processes or local Dask workers')
 
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
 def _reproduce(a) -> int:
@@ -279,9 +282,14 @@ def _reproduce(a) -> int:
         w = max((len(r['id']) for r in rows), default=0)                   # aligned columns (the JSON is the machine format)
         for r in rows: print(f"{r['id']:<{w}}  {'exact' if r['exact'] else '-':5s}  {r['claim']}")
         return 0
-    _check_device(a.device)
+    swept = a.backend is not None or a.scheduler is not None
+    if swept: _check_backend(a, 'pavlovattn reproduce')
+    if a.scheduler is None: _check_device(a.device)                        # on a cluster, the workers' devices are the ones that count
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
-    rows, ok = reg.run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
+    if swept:
+        try: rows, ok = _mod('sweep').reproduce(ids, a.full, a.device, a.backend or 'dask', a.scheduler, a.workers, progress=not a.quiet)
+        except _mod('sweep').BackendError as e: raise UsageError(f'pavlovattn reproduce: {e}')
+    else: rows, ok = reg.run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
     print(reg.format_table(rows, wide=a.wide))
     if a.json: _write_json(a.json, rows); print(f'report: {a.json}')
     if not ok:
@@ -439,13 +447,19 @@ def _sweep_args(p):
     p.add_argument('--out', default=None, metavar='TABLE', help='write the table to TABLE (.csv, .parquet or .json; default: CSV on stdout)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
 
+def _check_backend(a, cmd):
+    "--backend, --scheduler: a backend of the sweep runner; Dask installed when asked for (else what to install)."
+    import importlib.util
+    sw = _mod('sweep')
+    if a.backend is not None and a.backend not in sw.BACKENDS: raise UsageError(f"{cmd}: unknown backend {a.backend!r}; valid: {', '.join(sw.BACKENDS)}")
+    if a.scheduler is not None and a.backend not in (None, 'dask'): raise UsageError(f'{cmd}: --scheduler runs on Dask, not with --backend {a.backend}')
+    if (a.scheduler is not None or a.backend == 'dask') and importlib.util.find_spec('distributed') is None: raise UsageError(f'{cmd}: {sw.DASK_MISSING}')
+
 @subcommand('sweep', 'run a grid of tasks (capacity, battery, animal fits, trained models, your own) through the cache, here, on local processes or on Dask')(_sweep_args)
 def _sweep(a) -> int:
     import importlib.util
     sw, cmd = _mod('sweep'), 'pavlovattn sweep'
-    if a.backend is not None and a.backend not in sw.BACKENDS: raise UsageError(f"{cmd}: unknown backend {a.backend!r}; valid: {', '.join(sw.BACKENDS)}")
-    if a.scheduler is not None and a.backend not in (None, 'dask'): raise UsageError(f'{cmd}: --scheduler runs on Dask, not with --backend {a.backend}')
-    if (a.scheduler is not None or a.backend == 'dask') and importlib.util.find_spec('distributed') is None: raise UsageError(f'{cmd}: {sw.DASK_MISSING}')
+    _check_backend(a, cmd)
     if a.out is not None and os.path.splitext(a.out)[1].lower() not in ('.csv', '.parquet', '.json'): raise UsageError(f'{cmd}: --out must end in .csv, .parquet or .json; got {a.out!r}')
     if a.out is not None and a.out.lower().endswith('.parquet') and not any(importlib.util.find_spec(m) for m in ('pyarrow', 'fastparquet')):
         raise UsageError(f'{cmd}: a Parquet table needs pyarrow: pip install pyarrow (or write --out TABLE.csv)')

@@ -12,7 +12,8 @@ from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json
 # %% auto #0
 __all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks',
            'cache_root', 'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save', 'capacity_task',
-           'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task', 'train_task']
+           'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task', 'train_task', 'claim_task',
+           'reproduce']
 
 # %% ../nbs/17_sweep.ipynb #5df4dc5b
 @dataclasses.dataclass(frozen=True)
@@ -386,17 +387,17 @@ def _cell(v): return json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)
 def table(ts:list,        # tasks (`tasks`)
           entries:dict,   # key -> entry (`Store.get`)
          ):               # a pandas DataFrame
-    "One tidy table: a row per result row (a failed task: one row with its error), columns task, the configuration, the results, status, error, key."
+    "One tidy table: a row per result row (a failed task: one row with its error); columns: the function, the configuration, the results, status, error, key."
     import pandas as pd
-    rows, cfg, res = [], {}, {}
+    rows, cfg, res, own = [], {}, {}, ('function', 'status', 'error', 'key')
     for t in ts:
         e = entries.get(t['key'])
         if e is None: continue
-        base = dict(task=t['task'], **{k: _cell(v) for k, v in t['config'].items()}); cfg.update(dict.fromkeys(t['config']))
+        base = dict(function=t['task'], **{(k if k not in own else f'{k}_config'): _cell(v) for k, v in t['config'].items()}); cfg.update(dict.fromkeys(list(base)[1:]))
         for r in e['rows'] or [{}]:
-            out = {(k if k not in base and k not in ('status', 'error', 'key') else f'{k}_result'): _cell(r[k]) for k in e['columns'] if k in r}
+            out = {(k if k not in base and k not in own else f'{k}_result'): _cell(r[k]) for k in e['columns'] if k in r}
             res.update(dict.fromkeys(out)); rows.append({**base, **out, 'status': e['status'], 'error': e['error'], 'key': t['key']})
-    return pd.DataFrame(rows, columns=['task', *cfg, *res, 'status', 'error', 'key'])
+    return pd.DataFrame(rows, columns=['function', *cfg, *res, 'status', 'error', 'key'])
 
 def summary_line(df) -> str:
     "The counts of a `run` in one line."
@@ -463,3 +464,24 @@ def train_task(device='cpu', **cfg):
     from pavlovattn.models import TrainConfig, get_model
     _, m = get_model(TrainConfig(**cfg), device, progress=False)
     return {k: m[k] for k in ('final_loss', 'final_metric', 'steps', 'reached_target', 'tokens')}
+
+# %% ../nbs/17_sweep.ipynb #bbba3cc2
+@kind('claim')
+def claim_task(id:str, full:bool=False, device='cpu'):
+    "One registered claim of the reproduction (`registry.run_claims`): its row (measured, verdicts, data)."
+    from pavlovattn.registry import run_claims
+    rows, _ = run_claims([id], full=full, device=device, progress=False)
+    return rows[0]
+
+def reproduce(ids:list,             # claim ids, in the order of the report
+              full:bool=False, device='cpu', backend:str='inprocess', scheduler=None, workers:int|None=None, progress:bool=True,
+             ) -> tuple:            # (rows, ok) as `registry.run_claims` returns them
+    "The claims as a sweep (one task each) on any backend, in a fresh temporary cache (a reproduction runs every claim anew)."
+    import tempfile
+    g = dict(task='claim', fixed=dict(full=bool(full), device=str(device)), grid=dict(id=list(ids)))
+    with tempfile.TemporaryDirectory(prefix='pavlovattn-reproduce-') as d:
+        run(g, cache=d, backend=backend, scheduler=scheduler, workers=workers, progress=progress)
+        es = [Store(d).get(t['key']) for t in tasks(g)]
+    rows = [e['rows'][0] if e['status'] == 'ok' else dict(id=e['config']['id'], claim='', source='', expected='', verdict='fail', check='fail',
+            paper='not covered', paper_rule='', seconds=None, measured=f"could not run: {e['error']}", data={'error': e['error']}) for e in es]
+    return rows, not any(isinstance(r.get('data'), dict) and 'error' in r['data'] for r in rows)

@@ -26,7 +26,15 @@ def time_box():
     signal.alarm(0); signal.signal(signal.SIGALRM, old)
 
 @pytest.fixture(scope='module')
-def client():
+def checkpoints(tmp_path_factory):
+    "The trained models' checkpoints in a folder of this module's own, for this process and every worker started after it."
+    old = os.environ.get('PAVLOVATTN_CACHE'); os.environ['PAVLOVATTN_CACHE'] = str(tmp_path_factory.mktemp('checkpoints'))
+    yield os.environ['PAVLOVATTN_CACHE']
+    if old is None: os.environ.pop('PAVLOVATTN_CACHE')
+    else: os.environ['PAVLOVATTN_CACHE'] = old
+
+@pytest.fixture(scope='module')
+def client(checkpoints):
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=':0', silence_logs=50)
     c = distributed.Client(cluster)
     yield c
@@ -53,18 +61,21 @@ def package_grids():
     ids = ['acquisition_partial', 'relative_validity']
     return [dict(task='capacity', fixed=dict(draws=4), grid=dict(rule=['hebbian', 'delta'], d=[16, 32])),
             dict(task='battery', fixed=dict(subjects=20), grid=dict(rule=['delta', 'hebbian'])),
-            dict(task='animal-fit', fixed=dict(ids=ids, steps=3, restarts=1), configs=[dict(rule='delta')])]
+            dict(task='animal-fit', fixed=dict(ids=ids, steps=3, restarts=1), configs=[dict(rule='delta')]),
+            dict(task='train', fixed=dict(task='rebind', steps=4, d_model=16, n_layers=1, n_heads=1, batch=4, eval_every=2, eval_batch=8, warmup=1),
+                 grid=dict(rule=['delta', 'hebbian']))]
 
-def test_three_backends_give_identical_tables(tmp_path, client):
-    "Capacity, battery and animal fits in one sweep: the in-process table equals the process pool's and the Dask cluster's, value for value."
+def test_three_backends_give_identical_tables(tmp_path, client, checkpoints):
+    "Capacity, battery, animal fits and trained models in one sweep: the in-process table equals the process pool's and the Dask cluster's, value for value."
     g = package_grids(); n = sum(len(sw.tasks(x)) for x in g)
     a = sw.run(g, cache=tmp_path / 'a', progress=False)
     b = sw.run(g, cache=tmp_path / 'b', backend='processes', workers=2, progress=False)
     c = sw.run(g, cache=tmp_path / 'c', scheduler=client, progress=False)
     assert (a.status == 'ok').all(), a[a.status != 'ok'].error.tolist()
-    assert set(a.task) == {'capacity', 'battery', 'animal-fit'} and len(a) == 4 + 2 * 26 + 2   # a battery card has 26 rows, a fit one per experiment
+    assert set(a.function) == {'capacity', 'battery', 'animal-fit', 'train'} and len(a) == 4 + 2 * 26 + 2 + 2   # a battery card has 26 rows, a fit one per experiment
     assert a.equals(b) and a.equals(c)
     assert a.attrs['summary']['ran'] == b.attrs['summary']['ran'] == c.attrs['summary']['ran'] == n
+    assert len(list(Path(checkpoints, 'checkpoints').glob('rebind-*.pt'))) == 2                    # the models' checkpoints, kept for the probes
     again = sw.run(g, cache=tmp_path / 'c', progress=False)
     assert (again.attrs['summary']['ran'], again.attrs['summary']['cached']) == (0, n) and again.equals(a)   # finished tasks never run again
 
