@@ -7,11 +7,28 @@ Each measure: one warm-up, then the median of --repeats timed runs. Tokens/s are
 `step` = T tokens generated one by one; `prefix` = the same T tokens when every token re-runs its whole prefix (T calls of
 length 1..T); `whole` = one forward on the T tokens (what a prompt or training costs), not generation. Threads: 1 by default.
 Usage: python benchmarks/bench_layers.py [--families delta,gated-delta,...] [--T 256] [--batch 1] [--repeats 3] [--threads 1]
+                                        [--part generation|rates|all] [--rate-T 1024,4096] [--rate-batch 1,16]
+
+Part `rates` (issue 29): the chunked form's arithmetic rate per family, next to fla's pure-torch chunked references and
+transformers' torch fallback (`torch_chunk_gated_delta_rule` of Qwen3-Next) on the same inputs, and the measured rate of
+64 x 64 batched matrix products, all in one run. Workload: one head, d_k = d_v = 64, chunk 64, float32, unit keys,
+rates in (0, 1), gates in (0.9, 1) (`bench_chunked.inputs`), batch in --rate-batch, T in --rate-T; forward under no_grad
+and, for the delta families, forward + backward of the outputs' sum. GFLOP/s use one nominal count for every
+implementation of a family, the chunked algorithm's products per chunk of C steps and d = 64 channels: error-correcting
+families 8 C^2 d + 6 C d^2 (the pair matrix, the triangular solve on [U, W], errors, state update, the causal read,
+P U and Q S), the others 4 C^2 d + 4 C d^2; so a ratio of rates is a ratio of times. `matmul` is torch.bmm on
+[M, 64, 64] x [M, 64, 64] at M = the batch ours issues (B x chunks per segment) and the best M of 16..4096. A reference is
+run only where its conventions match (q scaled by sqrt(d) where it hard-codes d^-1/2); `max rel` is its largest
+difference from ours relative to our largest output (it must be small, else the rows time different computations).
+fla's references: delta_rule_chunkwise (delta), naive_chunk_gated_delta_rule (gated-delta), naive_chunk_simple_gla
+(decay, hebbian with a zero log-gate), naive_chunk_linear_attn (hebbian); fla has no chunked GLA reference.
 """
-import argparse, statistics, time, platform, datetime
+import argparse, importlib.util, pathlib, statistics, sys, time, platform, datetime
 import torch
 from pavlovattn.layers import AttentionMixer
 from pavlovattn.families import FAMILIES
+from pavlovattn.core import recur
+sys.path.insert(0, str(pathlib.Path(__file__).parent)); from bench_chunked import inputs   # one workload for both benchmarks
 
 def timed(f, repeats):
     f(); ts = []
@@ -24,8 +41,14 @@ def main():
     ap.add_argument('--families', default=','.join(FAMILIES)); ap.add_argument('--T', type=int, default=256)
     ap.add_argument('--batch', type=int, default=1); ap.add_argument('--repeats', type=int, default=3)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--d_model', type=int, default=64)
+    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'all'))
+    ap.add_argument('--rate-T', default='1024,4096'); ap.add_argument('--rate-batch', default='1,16')
     a = ap.parse_args()
     if a.threads: torch.set_num_threads(a.threads)
+    if a.part in ('generation', 'all'): generation(a)
+    if a.part in ('rates', 'all'): rates(a)
+
+def generation(a):
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
           f'threads {torch.get_num_threads()}, d_model {a.d_model}, 4 heads, batch {a.batch}, T {a.T}, float32, no gradient')
     print(f"{'family':14s} {'step tok/s':>11s} {'prefix tok/s':>13s} {'step/prefix':>12s} {'whole tok/s':>12s} {'max |step - whole|':>19s}")
@@ -42,5 +65,76 @@ def main():
             err = (gen() - m(x)).abs().max().item()
         n = a.batch * a.T
         print(f'{rule:14s} {n / ts:11.0f} {n / tp:13.0f} {tp / ts:12.1f} {n / tw:12.0f} {err:19.2e}')
+
+def _fla_naive(name):
+    "fla's pure-torch reference file `fla/ops/<name>/naive.py`, loaded without importing fla (its ops need Triton); None without fla-core."
+    spec = importlib.util.find_spec('fla')
+    if spec is None: return None
+    f = pathlib.Path(list(spec.submodule_search_locations)[0]) / 'ops' / name / 'naive.py'
+    s = importlib.util.spec_from_file_location(f'fla_naive_{name}', f); m = importlib.util.module_from_spec(s); s.loader.exec_module(m)
+    return m
+
+def _transformers_gdn():
+    try: return importlib.import_module('transformers.models.qwen3_next.modeling_qwen3_next').torch_chunk_gated_delta_rule
+    except Exception as e: return f'{type(e).__name__}: {e}'.splitlines()[0]
+
+def references(fam, q, k, v, kw, C=64):
+    "name -> function of (q, k, v, kw) giving outputs [B, T, 1, d] in our convention, for the references that compute `fam`."
+    D = q.shape[-1]; s = D ** 0.5; out = {}
+    lg = (lambda kw: torch.log(kw['gamma'])) if 'gamma' in kw else (lambda kw: torch.zeros_like(kw['beta']))
+    if fam.name == 'delta' and (m := _fla_naive('delta_rule')):
+        hf = lambda x: x.transpose(1, 2)
+        out['fla delta_rule_chunkwise'] = lambda q, k, v, kw, m=m: hf(m.delta_rule_chunkwise(hf(q * s), hf(k), hf(v), hf(kw['beta']), chunk_size=C)[0])
+    if fam.name in ('delta', 'gated-delta'):
+        if (m := _fla_naive('gated_delta_rule')):
+            out['fla naive_chunk_gated_delta_rule'] = lambda q, k, v, kw, m=m: m.naive_chunk_gated_delta_rule(q, k, v, lg(kw), kw['beta'], chunk_size=C, scale=1.0)[0]
+        f = _transformers_gdn()
+        if callable(f): out['transformers torch_chunk_gated_delta_rule'] = lambda q, k, v, kw, f=f: f(q * s, k, v, lg(kw), kw['beta'], chunk_size=C)[0]
+        else: print(f"  (transformers' fallback not run: {f})")
+    if fam.name in ('decay', 'hebbian') and (m := _fla_naive('simple_gla')):   # the rate scales the value written
+        out['fla naive_chunk_simple_gla'] = lambda q, k, v, kw, m=m: m.naive_chunk_simple_gla(q, k, v * kw['beta'][..., None], lg(kw), chunk_size=C, scale=1.0)[0]
+    if fam.name == 'hebbian' and (m := _fla_naive('linear_attn')):
+        out['fla naive_chunk_linear_attn'] = lambda q, k, v, kw, m=m: m.naive_chunk_linear_attn(q, k, v * kw['beta'][..., None], scale=1.0)   # returns the outputs alone
+    return out
+
+def matmul_rate(M, repeats, d=64):
+    "GFLOP/s of torch.bmm on [M, d, d] x [M, d, d]."
+    x, y = torch.randn(M, d, d), torch.randn(M, d, d); o = torch.empty(M, d, d)
+    return 2 * M * d ** 3 / timed(lambda: torch.bmm(x, y, out=o), repeats) / 1e9
+
+def rates(a, D=64, C=64):
+    print(f'# rates: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
+          f'threads {torch.get_num_threads()}, one head, d {D}, chunk {C}, float32')
+    best = max(matmul_rate(M, a.repeats) for M in (16, 64, 256, 1024, 4096))
+    print(f'matmul [M, 64, 64] best rate over M = 16..4096: {best:.1f} GFLOP/s')
+    print(f"{'family':12s} {'pass':7s} {'B':>3s} {'T':>6s} {'implementation':44s} {'ms':>9s} {'GFLOP/s':>8s} {'/matmul(M)':>10s} {'/best':>6s} {'ours x':>7s} {'max rel':>8s}")
+    for rule in a.families.split(','):
+        fam = FAMILIES[rule]
+        if 'chunked' not in fam.algorithms: continue
+        ec = fam.error_correcting
+        for B in map(int, a.rate_batch.split(',')):
+            for T in map(int, a.rate_T.split(',')):
+                q, k, v, kw = inputs(fam, B, T, D, torch.device('cpu'))
+                flops = B * (T // C) * ((8 if ec else 4) * C * C * D + (6 if ec else 4) * C * D * D)
+                n_s = max(1, max(C, 2 ** 18 // (B * D) // C * C) // C); M = B * min(n_s, -(-T // C))
+                mm = matmul_rate(M, a.repeats)
+                ours = lambda q, k, v, kw: recur(k, v, q, rule=rule, algorithm='chunked', chunk=C, check=False, reads='out', **kw).out
+                impls = {'ours (chunked)': ours, **references(fam, q, k, v, kw, C)}
+                for bwd in ((False, True) if ec else (False,)):
+                    t_ours, ref_out = None, None
+                    for name, f in impls.items():
+                        if bwd:
+                            def run(f=f):
+                                xs = [x.clone().requires_grad_() for x in (q, k, v)]; f(*xs, kw).sum().backward()
+                        else:
+                            def run(f=f):
+                                with torch.no_grad(): return f(q, k, v, kw)
+                        t = timed(run, a.repeats)
+                        with torch.no_grad(): o = f(q, k, v, kw)
+                        if t_ours is None: t_ours, ref_out, err = t, o, 0.0
+                        else: err = ((o.to(ref_out) - ref_out).abs().max() / ref_out.abs().max()).item()
+                        r = flops * (3 if bwd else 1) / t / 1e9          # backward counted as twice the forward's products
+                        print(f"{rule:12s} {'fwd+bwd' if bwd else 'fwd':7s} {B:3d} {T:6d} {name:44s} {t * 1e3:9.2f} {r:8.1f} {r / mm:10.2f} {r / best:6.2f} "
+                              f"{t / t_ours:7.2f} {err:8.1e}", flush=True)
 
 if __name__ == '__main__': main()
