@@ -222,7 +222,8 @@ class _LM(nn.Module):
         return self.out(h)
 
 CONSTRUCTIONS = {   # Zoology: `ModuleConfig(name=..., kwargs=...).instantiate(d_model=..., layer_idx=...)`; fla: its layer's names
-    'zoology': lambda i: AttentionMixer(d_model=32, layer_idx=i, **{'rule': 'delta', 'n_heads': 2}),
+    'zoology': lambda i: AttentionMixer(d_model=32, layer_idx=i, **{'rule': 'delta', 'l_max': 64, 'num_heads': 2, 'use_beta': True,   # Zoology's
+                                                                      'use_gate': False, 'use_short_conv': True, 'conv_size': 4}),     # DeltaNet kwargs
     'fla': lambda i: AttentionMixer(hidden_size=32, num_heads=2, use_gate=True, use_short_conv=True, conv_size=4, qk_norm='l2',
                                     rule='gated-delta', allow_neg_eigval=True, expand_k=1, expand_v=2, mode='chunk', layer_idx=i)}
 
@@ -308,3 +309,22 @@ def test_mixer_sizes_that_are_given_are_kept_and_an_empty_sequence_runs():
     m = AttentionMixer(np.int64(8), n_heads=2, head_dim=3); assert (m.H, m.dk, m.dv) == (2, 3, 3)
     assert AttentionMixer(8, 2, algorithm='sequential').algorithm == 'sequential'
     y = AttentionMixer(8, 2)(torch.zeros(2, 0, 8)); assert tuple(y.shape) == (2, 0, 8)
+
+
+def test_use_beta_false_is_a_rate_of_one_and_scale_multiplies_the_queries():
+    "use_beta=False is beta = 1 exactly (the same layer with sigmoid(+inf) rates); scale=s equals queries projected s times larger (no norm, no conv)."
+    x = torch.randn(2, 9, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
+    for rule in ('delta', 'hebbian', 'gla'):
+        a, b = _mixer(rule, use_beta=False), _mixer(rule)
+        assert a.b_proj is None and a.to_fla_kwargs()['use_beta'] is False
+        sd = {n: p for n, p in a.state_dict().items()}
+        sd.update({'b_proj.weight': torch.zeros(2, 16, dtype=torch.float64), 'b_proj.bias': torch.full((2,), float('inf'), dtype=torch.float64)})
+        b.load_state_dict(sd)
+        assert (a(x) - b(x)).abs().max() < 1e-12, rule
+    a, b = _mixer('delta', scale=2.5, qk_norm=False, conv_size=0), _mixer('delta', qk_norm=False, conv_size=0)
+    b.load_state_dict(a.state_dict())
+    with torch.no_grad(): b.q_proj.weight.mul_(2.5)
+    assert (a(x) - b(x)).abs().max() < 1e-12
+    assert _mixer('delta', scale=None).scale == 8 ** -0.5 and AttentionMixer(16, 2, norm_eps=1e-5).o_norm.eps == 1e-5
+    for bad in (0, -1.0, float('nan'), True, 'd'):
+        with pytest.raises(ValueError, match='scale must be a positive number or None'): AttentionMixer(16, 2, scale=bad)
