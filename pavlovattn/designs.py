@@ -350,7 +350,7 @@ def _distinct_steps(g, assoc:str) -> tuple:
     "(first step of each distinct step, `[steps]` its distinct step): steps that learn alike (same cues, same outcomes) are one trial type of the tables, so memory grows with the distinct ones, not with the written trials; every probe stays its own (it is reported on its own)."
     tts = g.trial_types
     spec = ([(tuple(sorted(P)), tuple(sorted(U))) for P, U in _stimulus_steps(g)] if assoc == 'all' else
-            [(tuple(sorted(t.cues)), t.outcome, t.outcomes) for t in tts])
+            [(tuple(sorted(t.cues)), t.outcome, t.outcomes, t.magnitude) for t in tts])
     seen, reps, lut = {}, [], np.empty(len(tts), dtype=np.int64)
     for i, (s, t) in enumerate(zip(spec, tts)):
         k = ('#', i) if t.probe else s
@@ -477,7 +477,7 @@ def simulate(design,                  # a design string or a parsed `Design`
                 lam_tt = f([[0. if t.probe or u not in U else l for u, l in zip(names, lams)] for t, U in zip(tts, tgt)])
                 b_tt = f([[0. if t.probe else r['+' if u in U else '-'] for u, r in zip(names, head_rates)] for t, U in zip(tts, tgt)])
             else:
-                lam_tt = f([[l if _present(t, u) else 0. for u, l in zip(names, lams)] for t in tts])      # [N, heads]: one head per US
+                lam_tt = f([[l * t.magnitude if _present(t, u) else 0. for u, l in zip(names, lams)] for t in tts])      # [N, heads]: one head per US
                 b_tt = f([[0. if t.probe else r['+' if _present(t, u) else '-'] for u, r in zip(names, head_rates)] for t in tts])
             g_tt = f([[1. if t.probe else gamma] * len(names) for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
             pcols = [i for i, t in enumerate(tts) if t.probe]

@@ -97,6 +97,7 @@ def read_calmr(path,                 # a calmr design table as CSV (R's write.cs
 # %% ../nbs/15_interop.ipynb #i0000013
 def _trial_calmr(t) -> str:
     "A trial type in calmr's notation: `10AB(US)`, `10AB`, `1#A`, `10N>(US)`, `10(US)`."
+    if t.timeline: raise ValueError(f"trial type {t.label} is timed: calmr has no spelling of it (its RW1972 periods reinforce a period when the US is in it or in the next)")
     cue = lambda cs: ''.join(c if len(c) == 1 and c.isalpha() else f'({c})' for c in cs)
     usn = lambda ns: ''.join(f'({n})' for n in ns)                  # the USs by name: (US), or (US_a)(US_b) for named ones
     if t.periods: body = '>'.join(cue(p.cues) + usn(ns) for p, ns in zip(t.periods, t.period_us or tuple(('US',) * u for u in t.us)))
@@ -250,7 +251,7 @@ def write_palms(design,                 # a design string (native or calmr diale
             out = []
             for t in ph.trials:
                 if t.probe: continue
-                if t.periods or not t.cues: raise ValueError(f'group {g.name}, phase {pi}: trial type {t.label} ({"periods >" if t.periods else "US alone"}) has no PALMS spelling')
+                if t.periods or not t.cues: raise ValueError(f'group {g.name}, phase {pi}: trial type {t.label} ({"a timed trial" if t.timeline else "periods >" if t.periods else "US alone"}) has no PALMS spelling')
                 out.append(f"{t.count}{''.join(_cue_palms(c) for c in t.cues)}{t.outcome}")
             phases.append(('rand/' if ph.random and out else '') + '/'.join(out))
         lines.append(g.name + '|' + '|'.join(phases))
@@ -333,6 +334,7 @@ def write_pyndl(design,              # a design string (native or calmr dialect)
     for i in order:                                              # the steps of subject 0, in order
         t = tts[i]
         if t.probe or not t.cues: continue
+        if t.magnitude != 1: raise ValueError(f'group {g.name}: a US of {t.magnitude:g} x lambda has no pyndl spelling (an event has an outcome or none)')
         e = ('_'.join(t.cues), outcome if t.outcome == '+' else '')
         if frequency and rows and rows[-1][0] == e: rows[-1][1] += 1
         else: rows.append([e, 1])

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 # %% auto #0
-__all__ = ['MAX_COUNT', 'DIALECTS', 'one_line', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design', 'parse_design']
+__all__ = ['MAX_COUNT', 'DIALECTS', 'MAX_STEPS', 'one_line', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design',
+           'parse_design']
 
 # %% ../nbs/00f_language.ipynb #ee7b7000
 _BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
@@ -34,6 +35,8 @@ class TrialType:
     us: tuple = ()       # with periods: whether each period holds a US as written
     outcomes: tuple = () # calmr: the USs this step holds, by name ('US' for a plain (US), 'US_a' for a named one); () in the native grammar
     period_us: tuple = () # with periods: each period's USs by name
+    magnitude: float = 1.0 # the US as a multiple of lambda (a timed trial's `US t*m`)
+    timeline: str = ''    # a timed trial (`{A 0-3, US 5}`): its events as written, canonically; its `periods` are its time steps
     @property
     def probe(self) -> bool: return self.outcome == '#'
     @property
@@ -42,6 +45,7 @@ class TrialType:
     def cue_text(self) -> str: return ''.join(c if len(c) == 1 and 'A' <= c <= 'Z' else f'({c})' for c in self.cues)   # parses back: (a), (1)
     @property
     def label(self) -> str:
+        if self.timeline: return '{' + self.timeline + '}'
         if self.periods:
             us = self.period_us or tuple(('US',) * u for u in self.us)
             return ('#' if self.probe else '') + '>'.join(p.cue_text + ''.join(f'({n})' for n in u) for p, u in zip(self.periods, us))
@@ -125,6 +129,46 @@ def _stripped(s:str, off:int) -> tuple:
 
 DIALECTS = ('native', 'calmr')
 
+MAX_STEPS = 10_000      # time steps of one timed trial
+
+def _parse_timeline(body:str, count:int, p:int, q:int, bad) -> TrialType:
+    "A timed trial `{A 0-3, B 2-5, US 4*0.5, iti 10}` (`body` between the braces, which open at position `q`): one time step per token, each step the cues on at that step and the US if it falls there."
+    if not body.strip(): bad('an empty timeline: give its cues, its US or an iti')
+    cs, us, iti, seen = [], {}, 0, set()
+    for ev, o in _pieces(body, ',', q):
+        e, at = _stripped(ev, o)
+        def no(why): raise DesignError(f'bad event "{_show(e, 30)}" at position {at} in the timed trial at position {p}: {why}')
+        parts = e.split()
+        if len(parts) != 2: no('expected "CUE START-END", "CUE STEP", "US STEP", "US STEP*MAGNITUDE" or "iti STEPS"')
+        name, when = parts
+        num = lambda x, what: int(x) if x and all(c in _DIGITS for c in x) and len(x) <= 6 else no(f'{what} must be a whole number of steps (ASCII digits), got "{_show(x, 12)}"')
+        if name == 'iti':
+            if 'iti' in seen: no('a second iti')
+            seen.add('iti'); iti = num(when, 'the inter-trial interval'); continue
+        if name == 'US':
+            t, _, m = when.partition('*')
+            t = num(t, 'the US step')
+            try: mag = float(m) if m else 1.0
+            except ValueError: no(f'the US magnitude "{_show(m, 12)}" is not a number')
+            if not (mag == mag and 0 < mag < float('inf')): no(f'the US magnitude must be a finite number > 0, got {m}')
+            if t in us: no(f'a second US at step {t}')
+            us[t] = mag; continue
+        if len(name) == 1 and 'A' <= name <= 'Z': cue = name
+        elif name.startswith('(') and name.endswith(')') and _CUE_NAME.fullmatch(name[1:-1].strip()): cue = name[1:-1].strip()
+        else: no('a cue is a capital letter or a parenthesised name like (ctx), the US is US, the interval iti')
+        a, dash, b = when.partition('-')
+        a = num(a, 'the onset'); b = num(b, 'the offset') if dash else a + 1
+        if b <= a: no(f'the offset {b} must come after the onset {a} (steps {a} to {b} - 1)')
+        if cue in seen: no(f'cue {cue} appears twice (one onset and offset per cue)')
+        seen.add(cue); cs.append((cue, a, b))
+    L = max([b for _, _, b in cs] + [t + 1 for t in us] + [0]) + iti
+    if not cs and not us and not iti: bad('an empty timeline: give its cues, its US or an iti')
+    if L > MAX_STEPS: bad(f'the timed trial lasts {L:,} steps, more than {MAX_STEPS:,}')
+    steps = tuple(TrialType(count, tuple(c for c, a, b in cs if a <= t < b), '+' if t in us else '-', p, magnitude=us.get(t, 1.0)) for t in range(L))
+    text = ', '.join([f'{c if len(c) == 1 else f"({c})"} {a}-{b}' if b > a + 1 else f'{c if len(c) == 1 else f"({c})"} {a}' for c, a, b in cs]
+                     + [f'US {t}' + (f'*{m:g}' if m != 1 else '') for t, m in us.items()] + ([f'iti {iti}'] if iti else []))
+    return TrialType(count, tuple(c for c, _, _ in cs), '+' if us else '-', p, steps, tuple(t in us for t in range(L)), timeline=text)
+
 def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     s, p = _stripped(raw, off)
     if not s: raise DesignError(f'empty trial type at position {p}: expected e.g. 10A+ between the separators')
@@ -137,6 +181,13 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     while i < n and s[i].isspace(): i += 1
     probe = i < n and s[i] == '#'
     if probe: i += 1
+    if i < n and s[i] == '{' and not calmr:                 # a timed trial: its events between braces
+        if probe: bad('a probe reads cues without time: write #A, not #{...}')
+        j = s.find('}', i)
+        if j < 0: bad(f'unclosed "{{" at position {p + i}')
+        if s[j + 1:].strip(): bad(f'unexpected "{_show(s[j + 1:].strip(), 30)}" at position {p + j + 1}, after the timed trial')
+        if count == 0: bad('the count must be at least 1')
+        return _parse_timeline(s[i + 1:j], 1 if count is None else count, p, p + i + 1, bad)
     periods, us, outcome = [[]], [[]], None             # calmr: cues and USs (by name) of each `>` period
     cues = periods[0]
     while i < n:
