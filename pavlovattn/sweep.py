@@ -194,18 +194,9 @@ def _rows(out) -> list:
     return [_plain(r) for r in out]
 
 @contextlib.contextmanager
-def _threads(n):
-    "torch's intra-op threads set to `n` while a task runs so a result does not depend on the backend's thread count."
-    import torch                              # a requirement of the package; imported before the task, so the first task is set like the rest
-    if not n: yield; return
-    old = torch.get_num_threads(); torch.set_num_threads(n)
-    try: yield
-    finally: torch.set_num_threads(old)
-
-@contextlib.contextmanager
 def _seeded():
     "torch's global generator seeded with 0 while a task runs and restored after: a task drawing without a seed of its own draws the same everywhere."
-    import torch
+    import torch                              # a requirement of the package; imported before the task, so the first task is set like the rest
     with torch.random.fork_rng(devices=[]): torch.manual_seed(0); yield
 
 def execute(spec:dict,          # a task of `tasks`
@@ -215,6 +206,7 @@ def execute(spec:dict,          # a task of `tasks`
     t0 = time.perf_counter(); entry = dict(key=spec['key'], task=spec['task'], config=spec['config'], where=f'{socket.gethostname()}:{os.getpid()}')
     try:
         fn = _function(spec)
+        from pavlovattn.families import _threads                  # torch's threads set for the task, the same on every backend
         with _threads(threads), _seeded():
             rows = _rows(fn(**spec['config']))
         entry.update(status='ok', rows=rows, error=None, columns=list(dict.fromkeys(k for r in rows for k in r)))   # the order the task gave (the file's keys are sorted)

@@ -161,7 +161,8 @@ def test_the_command_line_interrupted_then_resumed(tmp_path):
     "`pavlovattn sweep`: Ctrl-C exits 130 and keeps what finished; the same command runs only the rest and exits 1 for the failed task."
     xs = [1, 2, 3, 13, 5, 6]; p = _grid_file(tmp_path, xs, 0.3); cache = tmp_path / 'c'
     cmd = [sys.executable, '-m', 'pavlovattn.cli', 'sweep', str(p), '--cache', str(cache), '--quiet']
-    d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,    # Ctrl-C's default, also under a shell that ignores it
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     while len(entries(cache)) < 2:
         assert d.poll() is None, d.communicate()
         time.sleep(0.02)
