@@ -14,12 +14,12 @@ from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, t
 from .cache import read_json, write_json, need, finite, note
 
 # %% auto #0
-__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design',
-           'probe_scores', 'read_gates', 'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'measure_model',
-           'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict', 'recovery_verdict',
-           'diff_stats', 'equivalence_power', 'dissociation_verdict', 'run_ablation', 'without_conv_verdict',
-           'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind', 'measure_rebind_family',
-           'summarize_rebind', 'rebind_verdict']
+__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND',
+           'compile_design', 'probe_scores', 'read_gates', 'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm',
+           'trained_size', 'measure_model', 'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict',
+           'recovery_verdict', 'diff_stats', 'equivalence_power', 'dissociation_verdict', 'run_ablation',
+           'without_conv_verdict', 'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind',
+           'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
 
 # %% ../nbs/13_trained_probes.ipynb #99e3da57
 from .registry import claim, Verdict, Paper
@@ -166,6 +166,20 @@ DEFAULT = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tupl
 FULL = dict(families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(10)), n=1000,
             train=dict(steps=3000, target=0.98, d_model=128), sweep=dict(lrs=(3e-4, 1e-3, 3e-3, 1e-2), steps=500))
 
+QUICK = dict(DEFAULT, seeds=(0, 1, 2), n=200, train=dict(steps=150, target=0.95, d_model=32), sweep=dict(lrs=(1e-2,), steps=50))
+SIZES = {'protocol': "the protocol's size", 'quick': 'quick check, not the protocol: 3 seeds, d_model 32, 150 steps, 200 probe sequences'}
+
+def trained_size() -> str:
+    "The size the trained claims run at: `PAVLOVATTN_TRAINED_SIZE` = 'protocol' (default) or 'quick' (a fast check at a smaller size; its rows say so)."
+    s = os.environ.get('PAVLOVATTN_TRAINED_SIZE', '') or 'protocol'
+    if s not in SIZES: raise ValueError(f"PAVLOVATTN_TRAINED_SIZE must be one of {', '.join(SIZES)}; got {s!r}")
+    return s
+
+def _sized(v):
+    "A trained claim's verdict with the size it ran at: in `data['size']`, and in front of the measured line when it is not the protocol's."
+    s = trained_size()
+    return type(v)(v.measured if s == 'protocol' else f'[{SIZES[s]}] {v.measured}', v.passed, dict(v.data or {}, size=s))
+
 def _design(name, m=0): return DESIGNS[name].replace('{m}(f)+ | ', f'{m}(f)+ | ' if m else '')
 
 def measure_model(model, n:int=500, seed:int=0, device='cpu') -> dict:
@@ -235,7 +249,7 @@ def family_stats(res:dict) -> dict:
     return out
 
 # %% ../nbs/13_trained_probes.ipynb #a6b345e9
-def _settings(full): return FULL if full else DEFAULT
+def _settings(full): return FULL if full else QUICK if trained_size() == 'quick' else DEFAULT
 
 def _models_bar(total:int, desc:str, progress:bool):
     "A tqdm bar over `total` models (rate and ETA; `measure_family` names the model it finished), or None."
@@ -283,7 +297,7 @@ def recovery_verdict(stats:dict) -> Verdict:
 
 _CACHE = {}
 def _stats(full, device):
-    k = (full, str(device))
+    k = (full, str(device), trained_size())
     if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1')
     return _CACHE[k]
 
@@ -294,7 +308,7 @@ def _stats(full, device):
                 '±0.2·s_acq for hebbian and decay (TOST); alpha 0.05, Holm',
        paper=Paper(0, 'at most', key='families_against_paper'))
 def _claim_trained_cue_competition(full=False, device='cpu'):
-    return cue_competition_verdict(_stats(full, device))
+    return _sized(cue_competition_verdict(_stats(full, device)))
 
 @claim('trained-no-spontaneous-recovery',
        'no spontaneous recovery in trained models (never-presented-cue controls, probes within the trained range)',
@@ -303,7 +317,7 @@ def _claim_trained_cue_competition(full=False, device='cpu'):
                 'for m = 4, 8, 16 (one-sided t-test, the recovery side of TOST); alpha 0.05, Holm',
        paper=Paper(0, 'at most', key='families_against_paper'))
 def _claim_trained_no_recovery(full=False, device='cpu'):
-    return recovery_verdict(_stats(full, device))
+    return _sized(recovery_verdict(_stats(full, device)))
 
 # %% ../nbs/13_trained_probes.ipynb #ab30a002
 ABLATION = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=300,
@@ -348,9 +362,9 @@ def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
                    dict(pairs=pairs, pairs_against_paper=len(against), against=against, key=key))
 
 _ABL = {}
-def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None) -> dict:
-    "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`), trained or loaded; one bar over all models, with ETA."
-    A = ABLATION; cells = list(cells or A['cells'])
+def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None, settings:dict|None=None) -> dict:
+    "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`; `settings` replaces `ABLATION`), trained or loaded; one bar over all models, with ETA."
+    A = settings or ABLATION; cells = list(cells or A['cells'])
     bar = _models_bar(len(cells) * len(A['families']) * len(A['seeds']), 'ablation models', progress)
     try:
         out = {}
@@ -370,8 +384,9 @@ def without_conv_verdict(ab:dict) -> Verdict:
                         pairs_against_paper=sum(v.data['pairs_against_paper'] for v in vs.values())))
 
 def _ablation(full, device):
-    k = str(device)
-    if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1')
+    k, quick = (str(device), trained_size()), trained_size() == 'quick'
+    st = dict(ABLATION, seeds=QUICK['seeds'], n=QUICK['n'], train=dict(ABLATION['train'], **QUICK['train'])) if quick else ABLATION
+    if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', settings=st)
     return _ABL[k]
 
 @claim('trained-blocking-dissociation',
@@ -381,7 +396,7 @@ def _ablation(full, device):
                 'BI_ec - BI_contiguity lies above m = 0.2 x s_acq of the error-correcting family, and the CI of BI_ec itself lies above m',
        paper=Paper(0, 'at most', key='pairs_against_paper'))
 def _claim_trained_blocking_dissociation(full=False, device='cpu'):
-    return dissociation_verdict(_stats(full, device), 'BI')
+    return _sized(dissociation_verdict(_stats(full, device), 'BI'))
 
 @claim('trained-overshadowing-dissociation',
        'the overshadowing dissociation after training, judged by difference (formulated after the first result of trained-cue-competition)',
@@ -389,7 +404,7 @@ def _claim_trained_blocking_dissociation(full=False, device='cpu'):
        expected='as trained-blocking-dissociation, for the overshadowing index OI = s_single - s_comp',
        paper=Paper(0, 'at most', key='pairs_against_paper'))
 def _claim_trained_overshadowing_dissociation(full=False, device='cpu'):
-    return dissociation_verdict(_stats(full, device), 'OI')
+    return _sized(dissociation_verdict(_stats(full, device), 'OI'))
 
 @claim('trained-dissociation-without-conv',
        'the blocking dissociation after training holds without the short convolution (read-out norm on, and off)',
@@ -397,7 +412,7 @@ def _claim_trained_overshadowing_dissociation(full=False, device='cpu'):
        expected='ABLATION grid, task with compound trials, conv_size 0, read-out norm on and off, 5 seeds, d_model 64, 300 steps, lr 1e-2: '
                 'trained-blocking-dissociation\'s criterion holds in both cells')
 def _claim_trained_without_conv(full=False, device='cpu'):
-    return without_conv_verdict(_ablation(full, device))
+    return _sized(without_conv_verdict(_ablation(full, device)))
 
 # %% ../nbs/13_trained_probes.ipynb #ab30a005
 def layer_writes(m, x:torch.Tensor) -> tuple:
@@ -533,7 +548,8 @@ _REB = {}
        expected="REBIND: 6 families x 5 seeds; W(3:1) = acc_new - acc_old > 0.2 for delta and gated-delta, < 0.2 for hebbian, decay, softmax, gla "
                 "(one-sided t, Holm, alpha 0.05); every family recalls (ctrl accuracy >= 0.5)")
 def _claim_trained_repeated_key(full=False, device='cpu'):
-    k = str(device)
-    if k not in _REB: _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1'))
+    k, quick = (str(device), trained_size()), trained_size() == 'quick'
+    kw = dict(seeds=QUICK['seeds'], n=QUICK['n'], train_kw=dict(REBIND['train'], steps=QUICK['train']['steps'])) if quick else {}
+    if k not in _REB: _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', **kw))
                                  for r in REBIND['families']}
-    return rebind_verdict(_REB[k])
+    return _sized(rebind_verdict(_REB[k]))
