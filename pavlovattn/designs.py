@@ -569,7 +569,7 @@ def _probe_labels(group) -> list:
 def design_blocks(design,              # a design string or `Design` with no randomised phase
                   dialect:str='native',
                  ) -> dict:            # {group: [(n, cues, US or None), ...]}; None marks a probe
-    "The blocks of a design run in a fixed order: per group, each trial type's count, cues and US (1 for `+`, 0 for `-`, None for a probe), in the order they run."
+    "The blocks of a design run in a fixed order: per group, each trial type's count, cues and US (its magnitude for `+`, 0 for `-`, None for a probe), in the order they run; a timed trial gives one block per time step."
     d = parse_design(design, dialect)
     if d.named_us: raise ValueError("design_blocks reads one US: this design names several (a closed form per US is not composed here)")
     out = {}
@@ -579,6 +579,9 @@ def design_blocks(design,              # a design string or `Design` with no ran
             if ph.random and len(ph.trials) > 1:
                 raise ValueError(f"group {g.name!r}, phase {pi} is randomised (!): randomised trial orders have no closed form here")
             for tt in ph.trials:
+                if tt.timeline:                         # a timed trial: each of its steps is a block of one, trial after trial
+                    blocks += [(1, tuple(s.cues), s.magnitude if s.outcome == '+' else 0.0) for _ in range(tt.count) for s in tt.steps]
+                    continue
                 if len(tt.steps) > 1: raise ValueError(f"group {g.name!r}, phase {pi}: trial {tt.label} has calmr periods (several steps): no closed form here")
                 blocks.append((tt.count, tuple(tt.cues), None if tt.probe else (1.0 if tt.outcome == '+' else 0.0)))
         out[g.name] = blocks
