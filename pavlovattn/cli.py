@@ -477,6 +477,38 @@ def _sweep(a) -> int:
     else: print(f'table: {a.out}', file=sys.stderr)
     return 1 if df.attrs['summary']['failed'] else 0
 
+# %% ../nbs/10_cli.ipynb #pm35code
+def _probe_model_args(p):
+    p.add_argument('model', metavar='PATH_OR_NAME', help='a local model directory or a name in the local Hugging Face cache (never downloaded); tiny:ARCH for a tiny random model')
+    p.add_argument('--n', type=_number(int, lo=2, name='n'), default=20, help='sequences per design (default 20)')
+    p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed of the nonce words and US words (default 0)')
+    p.add_argument('--device', default='cpu', help='torch device (default cpu)')
+    p.add_argument('--dtype', default='float32', help='float32, bfloat16 or float16: the weights (default float32)')
+    p.add_argument('--format', default='table', help='table or json (default table)')
+    p.add_argument('--figure', default=None, metavar='PATH', help='also write the heads heat map (.png, .pdf or .svg)')
+
+@subcommand('probe-model', "conditioning probes of a pretrained model's Gated DeltaNet layers: exactness, head-level battery, text probes")(_probe_model_args)
+def _probe_model(a) -> int:
+    for name, v, ok in (('format', a.format, ('table', 'json')), ('dtype', a.dtype, ('float32', 'bfloat16', 'float16'))):
+        if v not in ok: raise UsageError(f"pavlovattn probe-model: unknown --{name} {v!r}; valid: {', '.join(ok)}")
+    if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
+        raise UsageError(f'pavlovattn probe-model: --figure must end in .png, .pdf or .svg; got {a.figure!r}')
+    _check_device(a.device, 'probe-model', 'float32')
+    try:
+        pt = _mod('pretrained'); model, tok = pt.load_model(a.model, a.device, a.dtype)
+        res = pt.probe_model(model, tok, a.n, a.seed, progress=sys.stderr.isatty())
+    except (ImportError, FileNotFoundError, ValueError) as e: raise UsageError(f'pavlovattn probe-model: {e}')
+    if a.figure is not None:
+        import matplotlib; matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+        ax = pt.plot_heads(res['heads'])[0]; buf = io.BytesIO(); cache = _mod('cache')
+        try: ax.figure.savefig(buf, format=os.path.splitext(a.figure)[1][1:].lower(), bbox_inches='tight'); cache.write_report(a.figure, buf.getvalue())
+        except cache.CacheError as e: raise UsageError(f'pavlovattn probe-model: cannot write --figure {a.figure}: {e}')
+        finally: plt.close(ax.figure)
+    if a.format == 'json': print(json.dumps(_strict(pt.summary(res, a.model), 'probe-model'), indent=1, allow_nan=False))
+    else: print(pt.text_report(res, a.model))
+    return 0
+
 # %% ../nbs/10_cli.ipynb #b1dd1461
 def main(argv=None) -> int:
     "Entry point of the `pavlovattn` command."
