@@ -13,7 +13,8 @@ from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory
 
 # %% auto #0
-__all__ = ['FLA_MODEL_TYPES', 'MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
+__all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences',
+           'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -89,6 +90,11 @@ def _roll(x, s):
 
 # %% ../nbs/00d_layers.ipynb #58aec86a
 FLA_MODEL_TYPES = {'delta_net': 'delta', 'gated_deltanet': 'gated-delta', 'gla': 'gla', 'retnet': 'decay', 'linear_attn': 'hebbian'}   # fla's model_type -> family
+FLA_LAYER_DEFAULTS = {   # what fla 0.6.0's layer of each model_type does where a config does not say (and ours differs)
+    'delta_net': {}, 'gated_deltanet': dict(use_gate=True),
+    'gla': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),       # GatedLinearAttention: no rate, no q/k norm
+    'retnet': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),    # MultiScaleRetention (its rotary embedding: not here)
+    'linear_attn': dict(use_beta=False, qk_norm=False, use_short_conv=False)}              # LinearAttention (feature_map='identity')
 
 def _alias(name, x, fla_name, y):
     "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
@@ -197,21 +203,28 @@ class AttentionMixer(nn.Module):
         return dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w,
                     use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
                     qk_norm='l2' if self.qk_norm else False, allow_neg_eigval=self.neg_eigval, mode=self.mode, layer_idx=self.layer_idx,
-                    use_beta=self.b_proj is not None or self.fam.grows, **({} if self.norm_eps is None else dict(norm_eps=self.norm_eps)))
+                    use_beta=self.b_proj is not None or self.fam.grows, norm_eps=self.norm_eps,
+                    scale=self.scale)   # not an fla name (fla's layers scale by d_k^-1/2): written so the layer reads back exactly
 
     @classmethod
-    def from_fla_config(cls, config,       # a dict or an fla config object (fields read by fla's names; others ignored)
+    def from_fla_config(cls, config,       # a dict, an fla config object or an fla layer (fields read by fla's names; others ignored)
                         rule:str|None=None, # the family (default: from the config's `model_type`, see `FLA_MODEL_TYPES`)
+                        model_type:str|None=None,  # fla's model type, for its layer's defaults (`FLA_LAYER_DEFAULTS`; default: the config's)
                         **kw) -> AttentionMixer:  # anything else of the constructor (overrides the config)
-        "A layer from an fla configuration: the mixer's fields under fla's names (`attn_mode` is `mode`)."
+        "A layer from an fla configuration that computes what fla's layer computes: fla's names (`attn_mode` is `mode`, `use_output_gate` is `use_gate`), its query scale d_k^-1/2, its norm epsilon (1e-5) and its layer's defaults."
+        has = (lambda n: n in config) if isinstance(config, dict) else (lambda n: hasattr(config, n))
         get = (lambda n: config.get(n)) if isinstance(config, dict) else (lambda n: getattr(config, n, None))
+        mt = model_type or get('model_type')
+        if mt is not None and mt not in FLA_MODEL_TYPES: raise ValueError(f"model_type must be one of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}")
         if rule is None:
-            mt = get('model_type')
-            if mt not in FLA_MODEL_TYPES: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}: pass rule=")
+            if mt is None: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got None: pass rule= or model_type=")
             rule = FLA_MODEL_TYPES[mt]
-        names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx', 'use_beta', 'norm_eps')
-        args = {n: get(n) for n in names if get(n) is not None}
+        names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx', 'use_beta')
+        args = {**FLA_LAYER_DEFAULTS.get(mt, {}), **{n: get(n) for n in names if get(n) is not None}}
+        if get('use_output_gate') is not None and get('use_gate') is None: args['use_gate'] = get('use_output_gate')
         if get('mode') or get('attn_mode'): args['mode'] = get('mode') or get('attn_mode')
+        args['scale'] = get('scale') if has('scale') else None           # fla's layers: d_k^-1/2
+        args['norm_eps'] = get('norm_eps') if has('norm_eps') else 1e-5   # fla's default
         return cls(rule=rule, **{**args, **kw})
 
     def init_state(self, batch:int, device=None, dtype=None) -> MixerState:

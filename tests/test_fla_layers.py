@@ -87,7 +87,7 @@ def _conv_weights(f):
 
 def _pair_delta(gate, neg):
     f = L.DeltaNet(hidden_size=D, num_heads=H, use_gate=gate, allow_neg_eigval=neg, use_short_conv=True, conv_size=4, norm_eps=1e-5)
-    ours = AttentionMixer(hidden_size=D, num_heads=H, rule='delta', use_gate=gate, allow_neg_eigval=neg, conv_size=4, scale=None, norm_eps=1e-5)
+    ours = AttentionMixer.from_fla_config(f, model_type='delta_net')      # fla's layer read as a config: the drop-in path
     w = dict(q_proj=f.q_proj, k_proj=f.k_proj, v_proj=f.v_proj, b_proj=f.b_proj, o_proj=f.o_proj)
     return f, ours, {**{f'{n}.weight': m.weight for n, m in w.items()}, 'b_proj.bias': torch.zeros(H), **_conv_weights(f),
                      'o_norm.weight': f.o_norm.weight, **({'gate_proj.weight': f.g_proj.weight} if gate else {})}
@@ -96,8 +96,7 @@ def _pair_gated_delta(gate, neg):
     f = L.GatedDeltaNet(hidden_size=D, num_heads=H, head_dim=16, expand_v=1, use_gate=gate, allow_neg_eigval=neg, use_short_conv=True,
                         conv_size=4, norm_eps=1e-5)
     with torch.no_grad(): f.A_log.fill_(math.log(1 / 16))   # ours: log gamma = logsigmoid(W x + b) / 16, fla's gate at exp(A_log) = 1/16
-    ours = AttentionMixer(hidden_size=D, num_heads=H, head_dim=16, rule='gated-delta', use_gate=gate, allow_neg_eigval=neg, conv_size=4,
-                          scale=None, norm_eps=1e-5)
+    ours = AttentionMixer.from_fla_config(f, model_type='gated_deltanet')
     # fla: log gamma = -exp(A_log) softplus(a x + dt_bias) = -softplus(a x + dt_bias) / 16 = logsigmoid(-a x - dt_bias) / 16
     return f, ours, {'q_proj.weight': f.q_proj.weight, 'k_proj.weight': f.k_proj.weight, 'v_proj.weight': f.v_proj.weight,
                      'b_proj.weight': f.b_proj.weight, 'b_proj.bias': torch.zeros(H), 'g_proj.weight': -f.a_proj.weight,
@@ -106,8 +105,7 @@ def _pair_gated_delta(gate, neg):
 
 def _pair_gla(gate, neg):
     f = L.GatedLinearAttention(hidden_size=D, num_heads=H, expand_k=0.5, expand_v=1, use_output_gate=gate, use_short_conv=False, norm_eps=1e-5)
-    ours = AttentionMixer(hidden_size=D, num_heads=H, rule='gla', expand_k=0.5, use_gate=gate, conv_size=0, qk_norm=False, use_beta=False,
-                          scale=None, norm_eps=1e-5)
+    ours = AttentionMixer.from_fla_config(f, model_type='gla')          # no rate, no q/k norm, no conv: fla's GLA defaults
     lo, hi = f.gk_proj[0], f.gk_proj[1]                       # fla's low-rank gate, one full-rank projection of ours
     return f, ours, {'q_proj.weight': f.q_proj.weight, 'k_proj.weight': f.k_proj.weight, 'v_proj.weight': f.v_proj.weight,
                      'g_proj.weight': hi.weight @ lo.weight, 'g_proj.bias': hi.bias, 'o_proj.weight': f.o_proj.weight,
@@ -116,7 +114,7 @@ def _pair_gla(gate, neg):
 
 def _pair_hebbian(gate, neg):
     f = L.LinearAttention(hidden_size=D, num_heads=H, feature_map='identity', output_norm='rmsnorm', norm_eps=1e-5)
-    ours = AttentionMixer(hidden_size=D, num_heads=H, rule='hebbian', conv_size=0, qk_norm=False, use_beta=False, scale=None, norm_eps=1e-5)
+    ours = AttentionMixer.from_fla_config(f, model_type='linear_attn')
     return f, ours, {'q_proj.weight': f.q_proj.weight, 'k_proj.weight': f.k_proj.weight, 'v_proj.weight': f.v_proj.weight,
                      'o_proj.weight': f.o_proj.weight, 'o_norm.weight': f.norm.weight}
 
@@ -137,6 +135,13 @@ def test_mixer_equals_fla_layer_with_the_same_weights(fla_on_cpu, rule, gate, ne
     assert err <= 1e-5 * top, (rule, gate, neg, err, top)
     gf, = torch.autograd.grad(yf.square().sum(), x); go, = torch.autograd.grad(yo.square().sum(), x)
     assert (go - gf).abs().max() <= 1e-5 * gf.abs().max(), (rule, gate, neg)
+
+def test_hand_built_layer_equals_the_one_read_from_fla(fla_on_cpu):
+    "The constructor with fla's conventions spelled out (scale=None, norm_eps=1e-5, no rate, no q/k norm) builds what from_fla_config reads from fla's GLA."
+    f, ours, w = _pair_gla(True, False)
+    hand = AttentionMixer(hidden_size=D, num_heads=H, rule='gla', expand_k=0.5, use_gate=True, conv_size=0, qk_norm=False, use_beta=False,
+                          scale=None, norm_eps=1e-5)
+    assert hand.state_dict().keys() == ours.state_dict().keys() and (hand.scale, hand.norm_eps, hand.qk_norm) == (ours.scale, ours.norm_eps, ours.qk_norm)
 
 def test_fla_layer_config_builds_our_layer(fla_on_cpu):
     "fla's own layer attributes read by `from_fla_config` give our layer of the same sizes (DeltaNet's names)."
