@@ -9,10 +9,11 @@ import torch
 import pandas as pd
 from .designs import simulate, closed_form
 from .families import family
-from .registry import claim, Verdict, Paper
+from .registry import claim, Verdict, Paper, CLAIMS
 
 # %% auto #0
-__all__ = ['PROTOCOL', 'TESTED', 'REPORTED', 'EXPECTED', 'RETNET', 'trace_design', 'delay_design', 'classify']
+__all__ = ['PROTOCOL', 'TESTED', 'REPORTED', 'EXPECTED', 'RETNET', 'SERIAL', 'SECOND_ORDER', 'trace_design', 'delay_design',
+           'classify', 'trace_closed_form', 'isi_table', 'timed_table']
 
 # %% ../nbs/05a_time.ipynb #e6aa380d
 PROTOCOL = dict(beta=0.1, gamma=0.9, lam=1.0, trials=30, iti=10, cs=2, gaps=(1, 2, 3, 4, 5), delay_cs=4, threshold=0.05)
@@ -36,3 +37,86 @@ def classify(trace_v, delay_v:float, threshold:float=PROTOCOL['threshold'], tol:
     if all(x > threshold for x in v) and all(a > b for a, b in zip(v, v[1:])): return 'stimulus trace'
     if all(abs(x) <= tol for x in v) and delay_v > threshold: return 'no trace'
     return 'other'
+
+# %% ../nbs/05a_time.ipynb #820928a4
+def trace_closed_form(n:int,            # trials
+                      cs:tuple,         # (onset, offset): the CS is on at steps onset .. offset - 1
+                      us:int,           # the US's step
+                      length:int,       # the trial's length in steps, ITI included
+                      beta:float=PROTOCOL['beta'], gamma:float=PROTOCOL['gamma'], lam:float=PROTOCOL['lam'],
+                     ) -> float:        # V_A at a probe after the n trials
+    "V_A of the key-trace family after `n` identical timed trials of one cue with one US (derived on this page)."
+    steps = range(cs[0], cs[1])
+    c0 = sum(gamma ** (us - s) for s in steps if s <= us)
+    C = sum(gamma ** (us - s) for s in steps)                       # a CS step after the US reaches the next trial's US
+    r = gamma ** length
+    tail = r * (n * (1 - r) - 1 + r ** n) / (1 - r) ** 2 if r < 1 else n * (n - 1) / 2
+    return beta * lam * (n * c0 + C * tail)
+
+# %% ../nbs/05a_time.ipynb #b31af2ee
+def _v(design, rule, **kw) -> float:
+    fam = family(rule)
+    return simulate(design, rule=rule, beta=PROTOCOL['beta'], **({'gamma': PROTOCOL['gamma']} if 'gamma' in fam.params else {}), **kw).probes['group'][0]['mean']
+
+def _cf(design, rule, timing:tuple) -> float|None:
+    "The closed form of a one-cue timed design: the key trace's (this page), else the family's composed answers; None where it has none."
+    fam = family(rule); p = PROTOCOL
+    if rule == 'trace': return trace_closed_form(p['trials'], *timing, beta=p['beta'], gamma=p['gamma'], lam=p['lam'])
+    try: return closed_form(design, fam, beta=p['beta'], gamma=p['gamma'])['group']['A']
+    except ValueError: return None
+
+def isi_table(rules=TESTED + REPORTED, gaps=PROTOCOL['gaps'], device='cpu') -> pd.DataFrame:
+    "V_A after trace conditioning at each gap and after delay conditioning, simulated and in closed form, with the protocol's class of each family."
+    p, rows = PROTOCOL, []
+    for rule in rules:
+        for gap in gaps:
+            d = trace_design(gap); t = ((0, p['cs']), p['cs'] - 1 + gap, p['cs'] + gap + p['iti'])
+            rows.append(dict(family=rule, design=f'trace, gap {gap}', V_A=_v(d, rule, device=device), closed_form=_cf(d, rule, t)))
+        d = delay_design(); t = ((0, p['delay_cs']), p['delay_cs'] - 1, p['delay_cs'] + p['iti'])
+        rows.append(dict(family=rule, design='delay', V_A=_v(d, rule, device=device), closed_form=_cf(d, rule, t)))
+    df = pd.DataFrame(rows)
+    df['abs_err'] = (df.V_A - df.closed_form.astype(float)).abs()
+    cls = {r: classify(df[(df.family == r) & (df.design != 'delay')].V_A, float(df[(df.family == r) & (df.design == 'delay')].V_A.iloc[0])) for r in rules}
+    df['class'] = df.family.map(cls)
+    return df
+
+# %% ../nbs/05a_time.ipynb #c7ec54ee
+SERIAL = '30{A 0-2, B 2-5, US 4, iti 10} | #A/#B'
+SECOND_ORDER = ('second-order: 20{B 0-2, US 1, iti 10} | 20{A 0-2, B 2-4, iti 10} | #A ; '
+                'control: 20{B 0-2, US 1, iti 10} | 20{A 0-2, iti 12} | #A')
+
+def timed_table(rules=TESTED + REPORTED, device='cpu') -> pd.DataFrame:
+    "The serial compound (V_A, V_B) and second-order conditioning (V_A against its control) for each family, simulated and in closed form where the family gives one."
+    rows = []
+    for rule in rules:
+        fam = family(rule); kw = dict(beta=PROTOCOL['beta'], **({'gamma': PROTOCOL['gamma']} if 'gamma' in fam.params else {}))
+        s = {p['cues']: p['mean'] for p in simulate(SERIAL, rule=rule, device=device, **kw).probes['group']}
+        so = {g: ps[0]['mean'] for g, ps in simulate(SECOND_ORDER, rule=rule, device=device, **kw).probes.items()}
+        try:
+            c, c2 = closed_form(SERIAL, fam, **kw)['group'], closed_form(SECOND_ORDER, fam, **kw)
+            err = max(abs(s['A'] - c['A']), abs(s['B'] - c['B']), *(abs(so[g] - c2[g]['A']) for g in so))
+        except ValueError: err = None
+        rows.append(dict(family=rule, serial_A=s['A'], serial_B=s['B'], second_order_A=so['second-order'], control_A=so['control'],
+                         second_order_effect=so['second-order'] - so['control'], abs_err=err))
+    return pd.DataFrame(rows).set_index('family')
+
+# %% ../nbs/05a_time.ipynb #abab96de
+@claim('time-closed-forms', 'timed designs (delay, trace at gaps 1-5, a serial compound, second-order conditioning): V_A follows the closed forms derived here',
+       source='derived here', expected='max |simulation - closed form| < 1e-12 (float64) for hebbian, decay, delta, gated-delta, softmax (composed family answers) and the key trace (its formula)', exact=True)
+def _claim_time_closed_forms(full=False, device='cpu'):
+    isi, tt = isi_table(device=device), timed_table(device=device)
+    err = max(float(isi.abs_err.max()), float(tt.abs_err.dropna().max()))
+    n = int(isi.closed_form.notna().sum()) + 4 * int(tt.abs_err.notna().sum())
+    return Verdict(f'max |diff| = {err:.1e} over {n} read-outs', err < 1e-12, {'max_err': err})
+
+@claim('time-stimulus-trace', 'RetNet and decay variants are contiguity with a stimulus trace: on timed designs, which attention family behaves as a Sutton-Barto stimulus trace?',
+       source='paper C1 (its RetNet reading); protocol and classes derived here',
+       expected=f"tested (fixed before measuring): {', '.join(TESTED)}; pass iff each family's class is the derived one (trace: stimulus trace; decay, gated-delta, delta: no trace)",
+       paper=Paper(0, 'at most', key='retnet_against_paper'))
+def _claim_stimulus_trace(full=False, device='cpu'):
+    isi = isi_table(TESTED, device=device)
+    cls = isi.groupby('family', sort=False)['class'].first().to_dict()
+    bad = [f for f in TESTED if cls[f] != EXPECTED[f]]
+    return Verdict('; '.join(f'{f}: {c}' for f, c in cls.items()) + (f' (unexpected: {", ".join(bad)})' if bad else ''), not bad,
+                   {'classes': cls, 'retnet_against_paper': int(cls[RETNET] != 'stimulus trace'),
+                    'V_A': {f'{r.family}|{r.design}': r.V_A for r in isi.itertuples()}})
