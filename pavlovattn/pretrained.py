@@ -187,9 +187,9 @@ def _device(model): return next(model.parameters()).device
 
 def _encode(tok, p:Prompt) -> tuple:
     "Token ids `[1,T]` of a prompt, the token position of each cue occurrence (its word's last token), and the US's first token."
-    e = tok(p.text, return_offsets_mapping=True, add_special_tokens=False)
+    e = tok(p.text, return_offsets_mapping=True)                  # with the tokenizer's own special tokens (a BOS where it adds one)
     ends = [b for _, b in e['offset_mapping']]
-    pos = [(c, max(i for i, b in enumerate(ends) if b <= end)) for c, end in p.cues]
+    pos = [(c, min(i for i, b in enumerate(ends) if b >= end)) for c, end in p.cues]   # the token holding the word's last character
     us = tok(' ' + p.us, add_special_tokens=False)['input_ids'][0]
     return torch.tensor([e['input_ids']]), pos, us
 
