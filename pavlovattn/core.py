@@ -10,9 +10,10 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RULES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace', 'per_step',
-           'check_delta_rate', 'check_rates', 'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve',
-           'one_key_trials', 'probe_readouts', 'Summary', 'batch_mean_sd', 'summarize']
+__all__ = ['RULES', 'CHECK_FROM_BYTES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace',
+           'per_step', 'check_delta_rate', 'check_rates', 'SizeError', 'human_bytes', 'available_bytes', 'check_memory',
+           'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve', 'one_key_trials', 'probe_readouts',
+           'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
@@ -43,6 +44,9 @@ class Trace(NamedTuple):
 def _all_finite(x) -> bool:
     "True when tensor `x` holds no NaN or inf (one reduction pass: NaN propagates through min/max)."
     if not (torch.is_tensor(x) and x.is_floating_point()) or x.numel() == 0: return True
+    if x.device.type == 'meta':
+        raise ValueError("meta tensors hold no values, so they cannot be checked: pass check=False for the result's shapes (on meta), "
+                         "or give tensors on a real device")
     lo, hi = torch.aminmax(x.detach())
     return bool(torch.isfinite(lo) & torch.isfinite(hi))
 
@@ -93,6 +97,90 @@ def check_rates(fam,             # the family whose inputs these are
     if b.numel() and (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
     if fam.rate_bound is not None: check_delta_rate(k, b, fam.rate_bound, kw=kw, at=at)
 
+
+# %% ../nbs/00_core.ipynb #a3e1m002
+class SizeError(ValueError):
+    "A call too large for this machine, refused before anything is allocated; the message names the size and the limit."
+
+def human_bytes(b:float) -> str:
+    "Bytes for people: '3.2 GiB'."
+    for u in ('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'):
+        if b < 1024 or u == 'PiB': return f'{b:.3g} {u}' if u != 'B' else f'{int(b)} B'
+        b /= 1024
+
+def _read_number(path) -> float|None:
+    "The integer in a one-line kernel file (`max` is no limit: inf), None where it cannot be read."
+    try:
+        with open(path) as f: s = f.read().strip()
+    except OSError: return None
+    return math.inf if s == 'max' else int(s) if s.isdigit() else None
+
+def _status_bytes(field:str) -> float|None:
+    "A `kB` field of /proc/self/status (VmSize, VmData) in bytes."
+    try:
+        with open('/proc/self/status') as f: return next(int(l.split()[1]) * 1024 for l in f if l.startswith(field + ':'))
+    except (OSError, StopIteration, ValueError): return None
+
+def _cgroup_dirs() -> list:
+    "This process's memory cgroup folders, its own first, then every parent up to the root (v2; then v1's memory controller)."
+    out = []
+    try:
+        with open('/proc/self/cgroup') as f: lines = f.read().splitlines()
+    except OSError: lines = []
+    for line in lines:
+        _, ctrl, path = line.split(':', 2)
+        root = '/sys/fs/cgroup' if ctrl == '' else '/sys/fs/cgroup/memory' if 'memory' in ctrl.split(',') else None
+        if root is None: continue
+        parts = [p for p in path.split('/') if p]
+        out += [(root + '/' + '/'.join(parts[:i])).rstrip('/') for i in range(len(parts), -1, -1)]
+    return list(dict.fromkeys(out + ['/sys/fs/cgroup', '/sys/fs/cgroup/memory']))
+
+def available_bytes(device='cpu') -> float:
+    "Bytes a new allocation on `device` may take. CPU: the least of MemAvailable, each memory cgroup's limit less its usage (v2 `memory.max`, v1 `memory.limit_in_bytes`) and the address-space and data limits (RLIMIT_AS, `ulimit -v`; RLIMIT_DATA) less what is in use. CUDA: the device's free memory plus what torch's cache holds unused. inf where nothing is known."
+    dev = torch.device(device)
+    if dev.type == 'cuda':
+        try: return float(torch.cuda.mem_get_info(dev)[0] + torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev))
+        except Exception: return math.inf
+    if dev.type != 'cpu': return math.inf
+    have = [math.inf]
+    try:
+        with open('/proc/meminfo') as f: have.append(next(int(l.split()[1]) * 1024 for l in f if l.startswith('MemAvailable:')))
+    except (OSError, StopIteration, ValueError): pass
+    for d in _cgroup_dirs():
+        for lim, cur in (('memory.max', 'memory.current'), ('memory.limit_in_bytes', 'memory.usage_in_bytes')):
+            l, c = _read_number(f'{d}/{lim}'), _read_number(f'{d}/{cur}')
+            if l is not None and c is not None and l < 2**62: have.append(max(0, l - c))   # v1 writes "no limit" as ~2^63
+    try:
+        import resource
+        for lim, used in ((resource.RLIMIT_AS, 'VmSize'), (resource.RLIMIT_DATA, 'VmData')):
+            soft, u = resource.getrlimit(lim)[0], _status_bytes(used)
+            if soft != resource.RLIM_INFINITY and u is not None: have.append(max(0, soft - u))
+    except (ImportError, OSError, ValueError): pass
+    return float(min(have))
+
+CHECK_FROM_BYTES = 64 << 20     # smaller needs are not checked (reading the limits costs ~0.1 ms; a small call must stay cheap)
+
+def check_memory(need:float,     # bytes the call will allocate at its peak (estimated)
+                 what:str,       # what needs them, e.g. 'recur (delta, 4 x 100000 steps)'
+                 device='cpu',   # where they are allocated
+                ) -> None:
+    "Refuse (`SizeError`, one line naming the size and the limit) a call whose estimated memory is more than `available_bytes(device)`."
+    if need < CHECK_FROM_BYTES: return
+    have = available_bytes(device)
+    if need > have:
+        raise SizeError(f'{what} needs about {human_bytes(need)} of memory, more than the {human_bytes(have)} available on {torch.device(device)} '
+                        '(the least of free memory, the cgroup limit and ulimit -v); use fewer or shorter sequences')
+
+def _trace_bytes(fam, B:int, T:int, H:int, dk:int, dv:int, C:int, reads, grad:bool, alg:str, chunk:int, itemsize:int, n0:int=0) -> float:
+    "Peak bytes of one pass of `recur`/`probe_readouts` (estimated, before it runs): its read-outs, probe read-outs and state, with a gradient what autograd keeps per step (per chunk for the chunked forms), twice over for temporaries."
+    n = (2 if reads is True else 1 if reads else 0) * B * T * H * dv + B * T * H * C * dv
+    if fam.grows:                                           # the exemplar memory, its probes' running sums, the blocked reads
+        n += B * H * (T + n0) * (dk + dv + 1) + B * (T + n0) * H * C * (dv + 1) + 4 * 2**24
+    else:
+        rows = fam.rows(dv)
+        n += B * H * rows * dk
+        if grad: n += B * H * rows * dk * (-(-T // max(chunk, 1)) if alg in ('chunked', 'kernel') else T) + 4 * B * T * H * (dk + dv)
+    return 2.0 * itemsize * n
 
 # %% ../nbs/00_core.ipynb #454ac707
 def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
@@ -199,6 +287,12 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     if kw is not None and kw.shape != k.shape: raise ValueError(f"kw must have the shape of k {tuple(k.shape)}; got {tuple(kw.shape)}")
     v, q = v.to(k), q.to(k); kw = None if kw is None else kw.to(k)
     B, T, H, dk = k.shape; dv = v.shape[-1]
+    pshape = tuple(probes.shape) if torch.is_tensor(probes) else np.shape(probes) if probes is not None else ()
+    grad0 = needs_grad(k, v, q, kw, beta, gamma, S0)
+    alg0 = choose_algorithm(fam, T, dk, grad0, B * H, k.device) if algorithm == 'auto' else algorithm
+    n0 = S0.keys.shape[1] if isinstance(S0, ExemplarMemory) else 0
+    check_memory(_trace_bytes(fam, B, T, H, dk, dv, pshape[-2] if len(pshape) >= 2 else 0, reads, grad0, alg0, chunk, k.element_size(), n0),
+                 f'{"probe_readouts" if probes is not None else "recur"} ({fam.name}, {B:,} x {T:,} steps, {H} heads, d_k {dk}, d_v {dv})', k.device)
     gamma = fam.gamma_or_default(gamma)
     b = per_step(beta, k, 'beta')
     g = per_step(gamma, k, 'gamma', channels=fam.gamma_channels(dk))
@@ -266,6 +360,7 @@ def acquisition_curve(rule:str,        # one of `RULES`
     "Closed-form read-out `u^T S_n k` after `n` identical trials of one key, from the family's spec (derived below)."
     fam = family(rule)
     check_params(fam, gamma, None if tau == 1.0 else tau)
+    check_memory(64.0 * math.prod(np.shape(n)), f'acquisition_curve ({math.prod(np.shape(n)):,} trial counts)')
     gamma = fam.gamma_or_default(gamma)
     if fam.acquisition is None: raise ValueError(f"the {fam.name} family gives no acquisition closed form")
     return fam.acquisition(torch.as_tensor(n, dtype=torch.float64), lam, k2, beta, gamma, x0, tau=tau)
@@ -278,6 +373,9 @@ def one_key_trials(n:int,              # number of trials
                    dtype=torch.float64,
                    device='cpu'):
     "Keys and values `[1,n,1,dk]`, `[1,n,1,1]` for `n` identical trials of one cue: the input of an acquisition curve."
+    for name, x, lo in (('n', n, 0), ('dk', dk, 1)):
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < lo: raise ValueError(f'{name} must be a whole number >= {lo}; got {x!r}')
+    check_memory(torch.empty(0, dtype=dtype).element_size() * n * (dk + 1.0), f'one_key_trials ({n:,} trials, d_k {dk})', device)
     k = torch.zeros(1, n, 1, dk, dtype=dtype, device=device); k[..., 0] = math.sqrt(k2)
     return k, torch.full((1, n, 1, 1), float(lam), dtype=dtype, device=device)
 
@@ -324,6 +422,9 @@ def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, ind
     N, H, dk = _index_tables(k, v, index)
     gamma = fam.gamma_or_default(gamma)
     b = _table(beta, k, N, H, 'beta'); g = _table(gamma, k, N, H, 'gamma', fam.gamma_channels(dk))
+    Bi, Ti = torch.as_tensor(index).shape; dv = v.shape[-1]
+    check_memory(k.element_size() * 2.0 * Bi * Ti * H * (2 * dk + dv + 2) + 8 * Bi * Ti,
+                 f'the index form of recur ({fam.name}: {Bi:,} x {Ti:,} steps gathered from {N:,} rows)', k.device)
     ix = torch.as_tensor(index).to(k.device).long()
     if 'gamma' not in fam.params: g = None
     return _recurrence(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
@@ -337,6 +438,7 @@ def _index_tables(k, v, index):
     if index.dim() != 2 or index.is_floating_point() or index.is_complex() or index.dtype == torch.bool:
         raise ValueError(f"index must be an integer tensor [batch, time]; got {index.dtype} of shape {tuple(index.shape)}")
     N = k.shape[0]
+    check_memory(16.0 * index.numel(), f'checking an index of {index.shape[0]:,} x {index.shape[1]:,} steps', index.device)   # its copies
     if index.numel():
         lo, hi = (int(x) for x in (torch.aminmax(index) if index.device.type == 'cpu' else (index.min(), index.max())))
         if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
@@ -384,7 +486,13 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
                             (f'{fam.name} is not one of {SCALAR_GATE_RULES}', 'numba' not in fam.algorithms), ('a gradient is required', grad),
                             ('probes are given per batch and head', P is not None and P.dim() == 4)) if bad]
     if algorithm == 'numba' and why: raise ValueError(f"algorithm='numba' cannot run this: {'; '.join(why)}")
-    if algorithm == 'numba' or (algorithm == 'auto' and not why and B * T >= 2**14): res = _summary_numba(k, v, fam, b, g, S0, P, index)
+    numba = algorithm == 'numba' or (algorithm == 'auto' and not why and B * T >= 2**14)
+    C = 0 if P is None else P.shape[-2]
+    if numba: need = 8.0 * (2 * B * N * H * dv + 2 * B * H * dv * dk + 2 * T * H * C * dv + N * (N + C) + (N + C) * dk + 2 * B * T)
+    else: need = (k.element_size() * 2.0 * B * T * H * (2 * dk + dv + 2 + (C + N) * dv * 2 * fam.grows) + 8 * B * T
+                  + _trace_bytes(fam, B, T, H, dk, dv, C + N * fam.grows, True, grad, fam.loop, 64, k.element_size()))
+    check_memory(need, f'summarize ({fam.name}: {B:,} sequences x {T:,} steps, {N:,} index values, {H} heads)', k.device)
+    if numba: res = _summary_numba(k, v, fam, b, g, S0, P, index)
     else: res = _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, fam.loop if algorithm == 'auto' else algorithm)
     if check:
         st = res.state if torch.is_tensor(res.state) else res.state.values

@@ -1,0 +1,66 @@
+"""Issue 32 (robustness, wave 3), reproducer 5: memory is counted before it is spent, against the real limit.
+
+A child process lowers its own address-space limit (RLIMIT_AS, what `ulimit -v` sets) to 1 GiB above what it already uses;
+every library entry point is then asked for a call of a few GiB. Each must be refused with one `SizeError` line that names the
+size and the limit, before it allocates (the child's memory stays under the limit, so an allocation would have been torch's
+`RuntimeError` or a `MemoryError` instead). The same calls fit this machine without the limit (their estimates are below what
+`available_bytes` gives here), so it is the limit that refuses them. No mocks: the kernel enforces the limit."""
+import json, subprocess, sys, textwrap
+import pytest, torch
+from pavlovattn.core import available_bytes, check_memory, SizeError, CHECK_FROM_BYTES
+
+CHILD = textwrap.dedent('''
+    import json, resource, sys, traceback
+    import numpy as np, torch
+    from pavlovattn import core
+    from pavlovattn.core import recur, probe_readouts, summarize, one_key_trials, acquisition_curve, available_bytes, SizeError
+    from pavlovattn.layers import AttentionMixer
+    def vm(): return next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize:'))
+    z = torch.zeros(1, dtype=torch.float64)
+    big = z.reshape(1, 1, 1, 1).expand(2000, 100_000, 1, 1)                       # views: nothing allocated yet
+    idx = torch.zeros(1, 1, dtype=torch.long).expand(2000, 100_000)
+    n = z.expand(50_000_000)
+    mixer = AttentionMixer(16, n_heads=2, rule='delta')
+    x = torch.zeros(1, 1, 16).expand(64, 200_000, 16)
+    cases = dict(recur=lambda: recur(big, big), probe_readouts=lambda: probe_readouts(big, big, torch.ones(1, 1, dtype=torch.float64)),
+                 recur_index=lambda: recur(torch.ones(2, 1, 1, dtype=torch.float64), torch.ones(2, 1, 1, dtype=torch.float64), index=idx),
+                 summarize=lambda: summarize(torch.ones(2, 1, 1, dtype=torch.float64), torch.ones(2, 1, 1, dtype=torch.float64), idx),
+                 one_key_trials=lambda: one_key_trials(200_000_000), acquisition_curve=lambda: acquisition_curve('delta', n),
+                 mixer=lambda: mixer(x))
+    limit = vm() + 2**30
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+    out = dict(available=available_bytes('cpu'), headroom=limit - vm())
+    try: torch.empty(2**31, dtype=torch.uint8); out['plain_allocation'] = 'allocated'   # the limit is real: 2 GiB is refused
+    except (RuntimeError, MemoryError) as e: out['plain_allocation'] = type(e).__name__
+    for name, f in cases.items():
+        try: f(); out[name] = 'ran'
+        except SizeError as e: out[name] = 'SizeError: ' + str(e)
+        except BaseException as e: out[name] = 'other: ' + ''.join(traceback.format_exception_only(e)).strip()
+    print(json.dumps(out))
+''')
+
+@pytest.fixture(scope='module')
+def child():
+    r = subprocess.run([sys.executable, '-c', CHILD], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+def test_the_limit_is_the_address_space_limit(child):
+    assert child['plain_allocation'] in ('RuntimeError', 'MemoryError')          # the kernel refuses 2 GiB there
+    assert abs(child['available'] - child['headroom']) < 64 * 2**20, child          # available_bytes sees RLIMIT_AS less VmSize
+
+ENTRY = ['recur', 'probe_readouts', 'recur_index', 'summarize', 'one_key_trials', 'acquisition_curve']
+
+@pytest.mark.parametrize('name', ENTRY)
+def test_every_entry_point_refuses_beyond_the_limit_with_one_line(child, name):
+    got = child[name]
+    assert got.startswith('SizeError: ') and len(got.splitlines()) == 1, got
+    assert 'needs about' in got and 'GiB of memory, more than the' in got and 'available on cpu' in got, got
+
+def test_the_same_sizes_fit_without_the_limit():
+    "Here (no RLIMIT_AS) the check lets each of those sizes through: what refused them in the child was the limit."
+    have = available_bytes('cpu')
+    if have < 8 * 2**30: pytest.skip(f'this machine has {have / 2**30:.1f} GiB free; the comparison needs 8')
+    check_memory(4 * 2**30, 'a 4 GiB call')                                          # no SizeError
+    with pytest.raises(SizeError, match='needs about 1.07 PiB'): check_memory(1.2e15, 'a 1.2 PB call')
+    check_memory(CHECK_FROM_BYTES - 1, 'small', 'cpu')
