@@ -125,14 +125,14 @@ def _pair_gated_delta(gate, neg):
                      'g_proj.bias': -f.dt_bias, 'o_proj.weight': f.o_proj.weight, 'o_norm.weight': f.o_norm.weight, **_conv_weights(f),
                      **({'gate_proj.weight': f.g_proj.weight} if gate else {})}
 
-def _pair_gla(gate, neg):
-    f = L.GatedLinearAttention(hidden_size=D, num_heads=H, expand_k=0.5, expand_v=1, use_output_gate=gate, use_short_conv=False, norm_eps=1e-5)
+def _pair_gla(gate, neg, conv=False):
+    f = L.GatedLinearAttention(hidden_size=D, num_heads=H, expand_k=0.5, expand_v=1, use_output_gate=gate, use_short_conv=conv, norm_eps=1e-5)
     ours = AttentionMixer.from_fla_config(f, model_type='gla')          # no rate, no q/k norm, no conv: fla's GLA defaults
     lo, hi = f.gk_proj[0], f.gk_proj[1]                       # fla's low-rank gate, one full-rank projection of ours
     return f, ours, {'q_proj.weight': f.q_proj.weight, 'k_proj.weight': f.k_proj.weight, 'v_proj.weight': f.v_proj.weight,
                      'g_proj.weight': hi.weight @ lo.weight, 'g_proj.bias': hi.bias, 'o_proj.weight': f.o_proj.weight,
                      'o_norm.weight': f.g_norm_swish_gate.weight if gate else f.g_norm.weight,
-                     **({'gate_proj.weight': f.g_proj.weight} if gate else {})}
+                     **({'gate_proj.weight': f.g_proj.weight} if gate else {}), **(_conv_weights(f) if conv else {})}
 
 def _pair_hebbian(gate, neg):
     f = L.LinearAttention(hidden_size=D, num_heads=H, feature_map='identity', output_norm='rmsnorm', norm_eps=1e-5)
@@ -140,9 +140,10 @@ def _pair_hebbian(gate, neg):
     return f, ours, {'q_proj.weight': f.q_proj.weight, 'k_proj.weight': f.k_proj.weight, 'v_proj.weight': f.v_proj.weight,
                      'o_proj.weight': f.o_proj.weight, 'o_norm.weight': f.norm.weight}
 
-PAIRS = {'delta': _pair_delta, 'gated-delta': _pair_gated_delta, 'gla': _pair_gla, 'hebbian': _pair_hebbian}
+PAIRS = {'delta': _pair_delta, 'gated-delta': _pair_gated_delta, 'gla': _pair_gla, 'hebbian': _pair_hebbian,
+         'gla+conv': lambda gate, neg: _pair_gla(gate, neg, conv=True)}
 CASES = [('delta', False, False), ('delta', True, True), ('gated-delta', False, False), ('gated-delta', True, True),
-         ('gla', True, False), ('gla', False, False), ('hebbian', False, False)]
+         ('gla', True, False), ('gla', False, False), ('gla+conv', True, False), ('hebbian', False, False)]
 
 @pytest.mark.parametrize('rule, gate, neg', CASES)
 def test_mixer_equals_fla_layer_with_the_same_weights(fla_on_cpu, rule, gate, neg):
