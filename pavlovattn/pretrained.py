@@ -18,8 +18,8 @@ from . import dissociation, battery, probes
 # %% auto #0
 __all__ = ['ARCHS', 'KERNELS', 'NONCE', 'OUTCOMES', 'NOTHING', 'TEXT_CONTRASTS', 'HEAT', 'tiny_model', 'linear_layers', 'Reading',
            'reading', 'read_layers', 'replay', 'rel_error', 'Prompt', 'text_design', 'word_tokenizer', 'us_logprob',
-           'text_scores', 'text_probes', 'cue_numbers', 'head_run', 'head_battery', 'plot_heads', 'exactness',
-           'probe_model', 'load_model', 'summary', 'text_report']
+           'us_logprobs', 'text_scores', 'text_probes', 'cue_numbers', 'head_run', 'head_battery', 'plot_heads',
+           'exactness', 'probe_model', 'load_model', 'summary', 'text_report']
 
 # %% ../nbs/18_pretrained.ipynb #c00635
 _LIN = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=8, linear_conv_kernel_dim=4)
@@ -199,15 +199,28 @@ def us_logprob(model, tok, p:Prompt) -> float:
     ids, _, us = _encode(tok, p)
     return float(model(input_ids=ids.to(_device(model)), use_cache=False).logits[0, -1].float().log_softmax(-1)[us])
 
+@torch.no_grad()
+def us_logprobs(model, tok, prompts:list, batch:int=16) -> torch.Tensor:
+    "`us_logprob` of many prompts `[len(prompts)]`, prompts of equal token length run together (up to `batch` at a time)."
+    enc = [_encode(tok, p) for p in prompts]; out = torch.empty(len(prompts), dtype=torch.float64)
+    by_len = {}
+    for i, (ids, _, _) in enumerate(enc): by_len.setdefault(ids.shape[1], []).append(i)
+    for idx in by_len.values():
+        for a in range(0, len(idx), batch):
+            part = idx[a:a + batch]
+            lp = model(input_ids=torch.cat([enc[i][0] for i in part]).to(_device(model)), use_cache=False).logits[:, -1].float().log_softmax(-1)
+            out[part] = lp[torch.arange(len(part)), torch.tensor([enc[i][2] for i in part])].double().cpu()
+    return out
+
 def text_scores(model, tok, design:str, n:int=20, seed:int=0) -> dict:
     "{group: {probe label: log-probabilities [n], 'never': [n]}}: the US's log-probability after each group's probe and after a never-presented cue, same context."
     res = {}
     for g, seqs in text_design(design, n, seed).items():
-        res[g] = {seqs[0][0].probe: torch.tensor([us_logprob(model, tok, s[0]) for s in seqs], dtype=torch.float64),
-                  'never': torch.tensor([us_logprob(model, tok, s[1]) for s in seqs], dtype=torch.float64)}
+        lp = us_logprobs(model, tok, [s[0] for s in seqs] + [s[1] for s in seqs])
+        res[g] = {seqs[0][0].probe: lp[:n], 'never': lp[n:]}
     return res
 
-# %% ../nbs/18_pretrained.ipynb #c02835
+# %% ../nbs/18_pretrained.ipynb #c02935
 TEXT_CONTRASTS = (   # (name, x, y): effect = mean x - mean y of the US's log-probability, (design, group, probe); fixed before any model was measured
     ('acquisition (vs never-presented)', ('acquisition', 'acq', '#A'), ('acquisition', 'acq', 'never')),
     ('blocking index (control - blocked)', ('blocking', 'ctrl', '#B'), ('blocking', 'exp', '#B')),
@@ -231,7 +244,7 @@ def text_probes(model, tok, n:int=20, seed:int=0) -> pd.DataFrame:
     df = pd.DataFrame(out).set_index('contrast'); df.attrs.update(n=n, seed=seed, score='log p(US first token | prompt), nats')
     return df
 
-# %% ../nbs/18_pretrained.ipynb #c03035
+# %% ../nbs/18_pretrained.ipynb #c03135
 @torch.no_grad()
 def cue_numbers(model, tok, n:int=20, seed:int=0, design:str=DESIGNS['blocking']) -> dict:
     "{layer: {'k': {cue: [n,H,dk]}, 'beta': {cue: [n,H]}, 'gamma': {cue: [n,H]}}}: each head's unit key (mean over the cue word's occurrences, renormalised), write rate and decay on each cue of `design`'s text prompts."
@@ -255,7 +268,7 @@ def _steps(design) -> dict:
     return {g.name: [(t.cues, 1.0 if t.outcome == '+' else 0.0, t.label if t.probe else None) for p in g.phases for t in p.trials for _ in range(t.count)]
             for g in parse_design(design).groups}
 
-# %% ../nbs/18_pretrained.ipynb #c03135
+# %% ../nbs/18_pretrained.ipynb #c03235
 def head_run(steps:list, nums:dict) -> dict:
     "One design's steps through every head's Gated DeltaNet recurrence at once (subjects = sequences): one write a trial, key = the present cues' unit keys summed and renormalised, beta and gamma their means; a probe reads before writing and neither writes nor forgets; an empty step (no cues) decays by cue A's gamma and writes nothing. {probe label: read-outs [n,H]}."
     K, B, G = nums['k'], nums['beta'], nums['gamma']
@@ -269,7 +282,7 @@ def head_run(steps:list, nums:dict) -> dict:
     pred = recur(k, v, rule='gated-delta', beta=b, gamma=g).pred[..., 0]
     return {probe: pred[:, t] for t, (_, _, probe) in enumerate(steps) if probe is not None}
 
-# %% ../nbs/18_pretrained.ipynb #c03335
+# %% ../nbs/18_pretrained.ipynb #c03435
 def _one_cue_steps(rest:int) -> list:
     "The battery's acquisition-extinction protocol on cue A (N_ACQ A+, probe, N_EXT A-, probe, `rest` empty steps, probe)."
     A = ('A',)
@@ -305,7 +318,7 @@ def head_battery(nums:dict) -> pd.DataFrame:
         rows += row
     return pd.DataFrame(rows).set_index(['layer', 'head'])
 
-# %% ../nbs/18_pretrained.ipynb #c03735
+# %% ../nbs/18_pretrained.ipynb #c03835
 HEAT = ('blocking', 'overshadowing', 'extinction', 'spontaneous recovery')
 
 def plot_heads(df:pd.DataFrame, cols=HEAT, axs=None):
@@ -321,7 +334,7 @@ def plot_heads(df:pd.DataFrame, cols=HEAT, axs=None):
     ax.figure.colorbar(im, ax=list(axs), shrink=0.8)
     return axs
 
-# %% ../nbs/18_pretrained.ipynb #c03835
+# %% ../nbs/18_pretrained.ipynb #c03935
 def exactness(model, tok, seed:int=0) -> dict:
     "{layer: relative error} of our recurrence on each Gated DeltaNet layer's reading against the layer's own core output, on one text prompt (the blocking design's)."
     p = text_design(DESIGNS['blocking'], 1, seed)['exp'][0][0]
@@ -340,7 +353,7 @@ def probe_model(model,          # a loaded transformers causal LM with Gated Del
     say('text probes ...'); text = text_probes(model, tok, n, seed)
     return dict(exactness=ex, heads=heads, text=text)
 
-# %% ../nbs/18_pretrained.ipynb #c04535
+# %% ../nbs/18_pretrained.ipynb #c04635
 def load_model(name:str, device='cpu', dtype:str='float32'):
     "(model, tokenizer) from a local directory or the local Hugging Face cache, never from the network; a missing model raises FileNotFoundError saying how to get it."
     try: import transformers
@@ -357,7 +370,7 @@ def load_model(name:str, device='cpu', dtype:str='float32'):
     if not getattr(tok, 'is_fast', False): raise ValueError(f'{name}: the tokenizer is not a fast one (the cue positions need its offsets)')
     return model, tok
 
-# %% ../nbs/18_pretrained.ipynb #c04835
+# %% ../nbs/18_pretrained.ipynb #c04935
 def _records(df): return [{**dict(zip(df.index.names, i if isinstance(i, tuple) else (i,))), **r} for i, r in df.to_dict('index').items()]
 
 def summary(res:dict, name:str='') -> dict:
