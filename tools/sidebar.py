@@ -1,10 +1,10 @@
 """Write nbs/sidebar.yml from the notebooks present (so a page appears in the sidebar as soon as it exists).
-Sections by number: 00-01, 10 and 15 Foundations, 02-06 Phenomena, 07-09 Memory capacity, 12-13 Trained models, 14 Animal data, 16 the battery, 11 the reproduction report."""
+Sections by number: 00-01, 10 and 15 Foundations, 02-06 Phenomena, 07-09 Memory capacity, 12-13 and 18 Trained models (and pretrained ones), 14 Animal data, 16 the battery, 11 the reproduction report."""
 from pathlib import Path
 import re
 
-SECTIONS = [('Foundations', lambda n: n in (0, 1) or n == 10 or n == 15 or n >= 17), ('Conditioning phenomena', lambda n: 2 <= n <= 6),
-            ('Memory capacity', lambda n: 7 <= n <= 9), ('Trained models', lambda n: n in (12, 13)), ('Animal data', lambda n: n == 14), ('Any family', lambda n: n == 16), ('Reproduction', lambda n: n == 11)]
+SECTIONS = [('Foundations', lambda n: n in (0, 1) or n == 10 or n == 15 or n == 17 or n >= 19), ('Conditioning phenomena', lambda n: 2 <= n <= 6),
+            ('Memory capacity', lambda n: 7 <= n <= 9), ('Trained models', lambda n: n in (12, 13, 18)), ('Animal data', lambda n: n == 14), ('Any family', lambda n: n == 16), ('Reproduction', lambda n: n == 11)]
 
 def main(nbs=Path(__file__).resolve().parent.parent/'nbs'):
     pages = sorted(p.name for p in nbs.glob('[0-9][0-9]*.ipynb'))
