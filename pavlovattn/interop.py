@@ -4,35 +4,67 @@
 
 # %% ../nbs/15_interop.ipynb #i0000003
 from __future__ import annotations
-import dataclasses, gzip, importlib, math, os, re, tempfile
+import dataclasses, gzip, importlib, io, math, os, re, stat, tempfile, zlib
 import numpy as np
 from .designs import parse_design, simulate, Design, DesignError, MAX_COUNT, one_line
 
 # %% auto #0
-__all__ = ['PALMS_DEFAULTS', 'TIDY_COLUMNS', 'CALMR_RESULT_COLUMNS', 'RESULT_LAYOUTS', 'read_calmr', 'write_calmr', 'read_palms',
-           'write_palms', 'read_pyndl_events', 'read_pyndl', 'write_pyndl', 'tidy', 'calmr_results', 'write_results',
-           'write_tidy']
+__all__ = ['READ_LIMIT', 'LINE_LIMIT', 'PALMS_DEFAULTS', 'TIDY_COLUMNS', 'CALMR_RESULT_COLUMNS', 'RESULT_LAYOUTS', 'read_calmr',
+           'write_calmr', 'read_palms', 'write_palms', 'read_pyndl_events', 'read_pyndl', 'write_pyndl', 'tidy',
+           'calmr_results', 'write_results', 'write_tidy']
 
 # %% ../nbs/15_interop.ipynb #i0000031
+READ_LIMIT = 256 << 20    # bytes read from a FIFO or a device given as a file (a regular file is read whole, line by line)
+LINE_LIMIT = 64 << 20     # characters of one line (a gzip bomb or a binary file without newlines stops here)
+
+def _read_source(path) -> bytes|None:
+    "The bytes behind `path` when it is not a regular file (FIFO, device, /dev/stdin), read up to `READ_LIMIT` (refused beyond); None for a regular file."
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode): raise DesignError(f'{path} is a folder, not a file')
+    if stat.S_ISREG(st.st_mode): return None
+    with open(path, 'rb') as f: data = f.read(READ_LIMIT + 1)
+    if len(data) > READ_LIMIT: raise DesignError(f'{path} is not a regular file and gives more than {READ_LIMIT >> 20} MiB; give a file of that size or less')
+    return data
+
+class _Lines:
+    "A text file's lines (gzip or plain), each at most `LINE_LIMIT` characters; damaged gzip and text that is not UTF-8 become one `DesignError` line naming the file (a file that cannot be opened: `OSError`)."
+    def __init__(self, path, encoding='utf-8'):
+        self.path = os.fspath(path)
+        data = _read_source(self.path)                              # OSError (no such file, ...): the caller names its flag
+        raw = io.BytesIO(data) if data is not None else open(self.path, 'rb')
+        gz = raw.read(2) == b'\x1f\x8b'; raw.seek(0)
+        self.f = io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if gz else raw, encoding=encoding, newline='')
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.f.close()
+    def __iter__(self):
+        n = 0
+        while True:
+            n += 1
+            try: line = self.f.readline(LINE_LIMIT + 1)
+            except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+                raise DesignError(f'{self.path}: damaged gzip file (cut short or corrupted) near line {n}: {one_line(str(e))}') from None
+            except UnicodeDecodeError as e:
+                raise DesignError(f'{self.path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} near line {n}); is it a binary file?') from None
+            except OSError as e: raise DesignError(f'cannot read {self.path}: {e.strerror or e}') from None
+            if not line: return
+            if len(line) > LINE_LIMIT: raise DesignError(f'{self.path}, line {n}: longer than {LINE_LIMIT >> 20} M characters; is it a text file?')
+            yield line
+
 def _open_text(path, mode='rt'):
-    "A text file, gzip-compressed or not (reading: by its first two bytes; writing: by a name ending in `.gz`)."
-    path = os.fspath(path)
-    if 'r' in mode:
-        with open(path, 'rb') as f: gz = f.read(2) == b'\x1f\x8b'
-    else: gz = path.endswith('.gz')
-    return gzip.open(path, mode, encoding='utf-8', newline='') if gz else open(path, mode, encoding='utf-8', newline='')
+    "A text file for reading (`_Lines`: gzip or plain by its first two bytes, bounded) or writing (gzip-compressed when the name ends in `.gz`)."
+    if 'r' in mode: return _Lines(path)
+    return gzip.open(path, mode, encoding='utf-8', newline='') if os.fspath(path).endswith('.gz') else open(path, mode, encoding='utf-8', newline='')
 
 def _atomic_write(path, content) -> None:
-    "Write `content` (text, or a function that writes a file of the given name) to `path` through a temporary file in the same folder, renamed over `path`."
+    "Write `content` (text, gzip-compressed for a name ending in `.gz`; or a function that writes a file of the given name) to `path` as `cache.write_report` does: a regular file replaced atomically, a symlink's target written, a FIFO or a device written in place."
+    from pavlovattn.cache import write_report
     path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix='.tmp-', suffix=os.path.splitext(path)[1]); os.close(fd)
-    try:
-        if callable(content): content(tmp)
-        else:
-            with _open_text(tmp, 'wt') as f: f.write(content)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.remove(tmp)
+    if callable(content):
+        with tempfile.TemporaryDirectory() as d:
+            tmp = os.path.join(d, 'out' + os.path.splitext(path)[1]); content(tmp)
+            with open(tmp, 'rb') as f: data = f.read()
+    else: data = gzip.compress(content.encode(), mtime=0) if path.endswith('.gz') else content.encode()
+    write_report(path, data)
 
 # %% ../nbs/15_interop.ipynb #i0000006
 _FIELD = re.compile(r'[ \t]*(?:"((?:[^"]|"")*)"|([^,]*?))[ \t]*(,|$)')
@@ -52,7 +84,7 @@ def _fields(line:str, where:str) -> list:
 
 def _read_rows(path) -> tuple:
     "The header and rows of a CSV file written by R's write.csv (with or without its row-name column)."
-    with open(path, newline='', encoding='utf-8-sig') as f: lines = [l.rstrip('\r\n') for l in f]
+    with _Lines(path, 'utf-8-sig') as f: lines = [l.rstrip('\r\n') for l in f]
     lines = [(n, l) for n, l in enumerate(lines, 1) if l.strip()]
     if not lines: raise DesignError(f'{path}: empty file: expected a header such as "Group","P1","P2"')
     rows = [(n, _fields(l, f'{path}, line {n}')) for n, l in lines]
@@ -209,8 +241,8 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
     if isinstance(source, str) and ('|' in source or '\n' in source): text = source
     else:
         try:
-            with open(source, encoding='utf-8-sig') as f: text = f.read()
-        except OSError as e: raise DesignError(f'cannot read {source}: {e.strerror}') from None
+            with _Lines(source, 'utf-8-sig') as f: text = ''.join(f)
+        except OSError as e: raise DesignError(f'cannot read {source}: {e.strerror or e}') from None
     groups, ats = [], []
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
@@ -285,6 +317,7 @@ def read_pyndl_events(path,          # a pyndl event file: header line, then `cu
             if len(e) == 3:
                 if not e[2].strip().isascii() or not e[2].strip().isdigit(): raise DesignError(f'{path}, line {n}: frequency {e[2]!r} is not a whole number')
                 freq = int(e[2])
+                if freq > MAX_COUNT: raise DesignError(f'{path}, line {n}: frequency {e[2].strip()[:20]}{"..." * (len(e[2].strip()) > 20)} is more than {MAX_COUNT:,} repeats of one event')
             out.append((e[0].split('_'), [o for o in e[1].split('_')] if e[1] else [], freq, n))
     return out
 

@@ -1,0 +1,81 @@
+"""Issue 32 (robustness, wave 3): the file readers and writers of calmr, PALMS and pyndl files (reproducers 6, 11, 13):
+damaged gzip, text that is not UTF-8, devices and FIFOs without end, lines without end, a frequency no design can hold,
+and table writes through symlinks and FIFOs. Each refusal is one line naming the file (and the line where there is one)."""
+import contextlib, gzip, io, os, stat, threading
+import pytest
+from pavlovattn import interop
+from pavlovattn.interop import read_pyndl, read_calmr, read_palms, write_results, write_calmr, tidy
+from pavlovattn.designs import DesignError, simulate
+from pavlovattn.cli import main
+
+def run_main(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): rc = main(list(args))
+    return rc, out.getvalue(), err.getvalue()
+
+def one_line_refusal(f, *args, has=''):
+    with pytest.raises(DesignError) as e: f(*args)
+    msg = str(e.value)
+    assert len(msg.splitlines()) == 1 and has in msg, msg
+    return msg
+
+# ---- 6: a truncated gzip event file ----
+def test_truncated_gzip_is_one_line(tmp_path):
+    p = tmp_path / 't.gz'; p.write_bytes(gzip.compress(b'cues\toutcomes\nA\tUS\n' * 100)[:40])      # the reproducer, exactly
+    msg = one_line_refusal(read_pyndl, p, has='damaged gzip file (cut short or corrupted)')
+    assert str(p) in msg
+    rc, out, err = run_main('run', '--pyndl', str(p))
+    assert rc == 2 and out == '' and len(err.splitlines()) == 1 and 'damaged gzip' in err, err
+
+def test_corrupted_gzip_body_is_one_line(tmp_path):
+    data = bytearray(gzip.compress(b'cues\toutcomes\n' + b'A_B\tUS\nB\t\n' * 5000)); data[len(data) // 2] ^= 0xFF
+    p = tmp_path / 'flip.gz'; p.write_bytes(bytes(data))
+    one_line_refusal(read_pyndl, p, has='damaged gzip file')
+
+# ---- 13: a pyndl frequency of 10^20 names the event file's line ----
+def test_a_frequency_beyond_any_design_names_the_line(tmp_path):
+    p = tmp_path / 'f.tsv'; p.write_text('cues\toutcomes\tfrequency\nA\tUS\t3\nB\t\t100000000000000000000\n')
+    msg = one_line_refusal(read_pyndl, p, has=f'{p}, line 3: frequency 10000000000000000000... is more than 1,000,000 repeats')
+    assert 'position' not in msg
+
+# ---- binary input and lines without end ----
+@pytest.mark.parametrize('reader', [read_pyndl, read_calmr, read_palms])
+def test_binary_input_is_one_line(tmp_path, reader):
+    p = tmp_path / 'bin.dat'; p.write_bytes(b'cues\t\xe2\x28\xa1\xff\xfe' * 100)
+    one_line_refusal(reader, p, has='not UTF-8 text')
+
+def test_a_line_without_end_stops_at_the_line_limit(tmp_path, monkeypatch):
+    "A gzip bomb: 64 MiB of zeros in 64 KiB, no newline; read up to the line limit (lowered here to 1 MiB) and refused."
+    monkeypatch.setattr(interop, 'LINE_LIMIT', 1 << 20)
+    p = tmp_path / 'bomb.gz'; p.write_bytes(gzip.compress(b'cues\toutcomes\n' + b'A' * (64 << 20)))
+    one_line_refusal(read_pyndl, p, has='line 2: longer than 1 M characters')
+
+# ---- 11: devices and FIFOs stop at a size limit ----
+@pytest.mark.parametrize('reader', [read_pyndl, read_calmr, read_palms])
+@pytest.mark.parametrize('dev', ['/dev/zero', '/dev/urandom'])
+def test_devices_stop_at_the_read_limit(reader, dev, monkeypatch):
+    monkeypatch.setattr(interop, 'READ_LIMIT', 4 << 20)                    # the real limit is 256 MiB; the same code path, faster
+    one_line_refusal(reader, dev, has=f'{dev} is not a regular file and gives more than 4 MiB')
+
+def test_a_fifo_is_read_by_the_library(tmp_path):
+    fifo = tmp_path / 'events'; os.mkfifo(fifo)
+    w = threading.Thread(target=lambda: open(fifo, 'w').write('cues\toutcomes\nA\tUS\nB\t\nA\tUS\n')); w.start()
+    d = read_pyndl(fifo); w.join(10)
+    assert str(d) == 'group: 1A+/1B-/1A+'
+
+# ---- 2 of the brief: --results-file (and every table writer) through a symlink and a FIFO ----
+def test_results_file_through_a_symlink_keeps_the_link(tmp_path):
+    target = tmp_path / 'out.csv'; target.write_text('old'); link = tmp_path / 'link.csv'; link.symlink_to(target)
+    rc, out, err = run_main('run', '10A+ | #A', '--results-file', str(link))
+    assert rc == 0, err
+    assert link.is_symlink() and target.read_text().splitlines()[0] == ','.join(interop.TIDY_COLUMNS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['link.csv', 'out.csv']          # no temporary file left
+    write_calmr('10A(US)', link, dialect='calmr')
+    assert link.is_symlink() and target.read_text().startswith('"","Group","P1"')
+
+def test_results_file_into_a_fifo_is_written_in_place(tmp_path):
+    fifo = tmp_path / 'results.csv'; os.mkfifo(fifo); got = []
+    r = threading.Thread(target=lambda: got.append(open(fifo).read())); r.start()
+    rc, out, err = run_main('run', '10A+ | #A', '--results-file', str(fifo)); r.join(10)
+    assert rc == 0, err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got[0] == tidy(simulate('10A+ | #A')).to_csv(index=False)
