@@ -365,7 +365,7 @@ def load_model(name:str, device='cpu', dtype:str='float32'):
         model = transformers.AutoModelForCausalLM.from_pretrained(name, local_files_only=True, dtype=getattr(torch, dtype)).to(device).eval()
     except (OSError, ValueError) as e:
         if 'does not recognize this architecture' in str(e) or 'model type' in str(e): raise ValueError(f'{name}: {e}') from None
-        if os.path.isdir(name): raise FileNotFoundError(f'{name} is a directory without a transformers model and tokenizer ({type(e).__name__}: {e})') from None
+        if os.path.isdir(name): raise FileNotFoundError(f'{name} is a directory without a transformers model and its tokenizer (config.json, weights, tokenizer files)') from None
         raise FileNotFoundError(f'no model {name!r} on this machine (nothing is downloaded): get it with `hf download {name}` '
                                 f'(or pass a local directory)') from None
     if not getattr(tok, 'is_fast', False): raise ValueError(f'{name}: the tokenizer is not a fast one (the cue positions need its offsets)')
