@@ -299,18 +299,26 @@ def sweep(criterion:str='accurate',      # a key of `CRITERIA`
           full:bool=False,               # the GPU-sized grid and draws
           device:str='cpu',
           small:bool|None=None,          # test sizes (default: when IN_TEST is set)
+          backend:str='inprocess',       # the sweep runner's backend: 'inprocess', 'processes' or 'dask'
+          scheduler=None,                # dask: a scheduler address, Client or cluster (see `pavlovattn.sweep.run`)
+          cache=None,                    # a cache folder: each d kept there (default: a temporary one, so every d runs)
          ) -> tuple:                     # (list of `capacity` results, `fit_exponent` dict)
-    "`N*(d)` over the protocol's d grid and its exponent fit; cached per process, so a page and its claims share one run."
-    return _sweep(criterion, rule, keys, bool(full), str(device), _small() if small is None else bool(small))
+    "`N*(d)` over the protocol's d grid (one sweep task per d) and its exponent fit; cached per process, so a page and its claims share one run."
+    return _sweep(criterion, rule, keys, bool(full), str(device), _small() if small is None else bool(small), backend, scheduler, cache)
 
 @functools.lru_cache(maxsize=None)
-def _sweep(criterion, rule, keys, full, device, small):
+def _sweep(criterion, rule, keys, full, device, small, backend='inprocess', scheduler=None, cache=None):
+    import contextlib, tempfile
+    from pavlovattn.sweep import run, capacity_results
     p = PROTOCOL[criterion]
     grid = p.get('d_full' if full else 'd') or PROTOCOL['d_full' if full else 'd']
     draws = p['draws_full' if full else 'draws']
     if small: grid, draws = [d for d in grid if d <= 64], max(4, draws // 8)
-    dtype = torch.float64 if criterion == 'worst' else torch.float32
-    res = [capacity(d, criterion, rule, draws, keys, dtype=dtype, device=device) for d in grid]
+    g = dict(task='capacity', fixed=dict(criterion=criterion, rule=rule, draws=draws, keys=keys, device=device), grid=dict(d=list(grid)))
+    with (tempfile.TemporaryDirectory(prefix='pavlovattn-capacity-') if cache is None else contextlib.nullcontext(cache)) as d:
+        t = run(g, cache=d, backend=backend, scheduler=scheduler, threads=None, progress=False)   # threads as they are here
+    if (t.status != 'ok').any(): raise RuntimeError(t.error[t.status != 'ok'].iloc[0])
+    res = capacity_results(t)
     return res, fit_exponent(res)
 
 # %% ../nbs/07_capacity.ipynb #671065b3

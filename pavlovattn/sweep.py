@@ -12,8 +12,8 @@ from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json
 # %% auto #0
 __all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks',
            'cache_root', 'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save', 'capacity_task',
-           'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task', 'train_task', 'claim_task',
-           'reproduce']
+           'capacity_results', 'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task', 'train_task',
+           'claim_task', 'reproduce']
 
 # %% ../nbs/17_sweep.ipynb #5df4dc5b
 @dataclasses.dataclass(frozen=True)
@@ -418,15 +418,22 @@ def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int
     r = capacity(int(d), criterion, rule, draws, keys, seed, torch.float64 if criterion == 'worst' else torch.float32, device)
     return dict(n_star=r['n_star'], crossing=r['crossing'], n=r['n'], stat=r['stat'].tolist())
 
+def capacity_results(df) -> list:
+    "The `capacity.capacity` results of a capacity table's rows (sorted by d), as the capacity page's functions take them."
+    import torch
+    need((df['status'] == 'ok').all(), 'the table has failed tasks: ' + '; '.join(map(str, df['error'][df['status'] != 'ok'])))
+    col = lambda c, default: df[c] if c in df else [default] * len(df)
+    res = [dict(d=int(r.d), n_star=int(r.n_star), n=json.loads(r.n), stat=torch.tensor(json.loads(r.stat), dtype=torch.float64),
+                criterion=c, rule=u, keys=k, crossing=float(r.crossing))
+           for r, c, u, k in zip(df.itertuples(), col('criterion', 'accurate'), col('rule', 'hebbian'), col('keys', 'sphere'))]
+    return sorted(res, key=lambda r: r['d'])
+
 def capacity_fit(df, **kw) -> dict:
     "`capacity.fit_exponent` of a capacity table (one criterion and rule), rebuilt from its rows (keywords go to `fit_exponent`)."
-    import torch
     from pavlovattn.capacity import fit_exponent
-    crit = df['criterion'] if 'criterion' in df else ['accurate'] * len(df)
-    need(len(set(crit)) == 1 and len(set(df['rule'] if 'rule' in df else ['hebbian'])) == 1, 'a fit is of one criterion and one rule')
-    res = [dict(d=int(r.d), n_star=int(r.n_star), crossing=float(r.crossing), n=json.loads(r.n), criterion=c,
-                stat=torch.tensor(json.loads(r.stat), dtype=torch.float64)) for r, c in zip(df.itertuples(), crit)]
-    return fit_exponent(sorted(res, key=lambda r: r['d']), **kw)
+    res = capacity_results(df)
+    need(len({(r['criterion'], r['rule'], r['keys']) for r in res}) == 1, 'a fit is of one criterion, one rule and one key distribution')
+    return fit_exponent(res, **kw)
 
 @kind('battery')
 def battery_task(rule:str, subjects:int=500, seed:int=0, gamma=None, device='cpu'):
