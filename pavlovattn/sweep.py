@@ -341,7 +341,8 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
                 if fd is None: waiting.append(t); continue                       # another sweep is running it
                 e = store.get(t['key'])
                 if e is not None and e != start.get(t['key']): store.unlock(fd); record(e, 'other'); continue   # it finished it meanwhile
-                inflight[ex.submit(t)] = (t, fd, 0); busy = True
+                try: inflight[ex.submit(t)] = (t, fd, 0); busy = True
+                except BaseException: store.unlock(fd); raise                    # Ctrl-C inside an in-process task: its lock goes too
             for f in [f for f in inflight if f.done()]:
                 t, fd, tries = inflight.pop(f); busy = True
                 try: e = f.result()

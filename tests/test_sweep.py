@@ -10,8 +10,9 @@ distributed = pytest.importorskip('distributed', reason='the Dask tests need das
 TASK_FILE = textwrap.dedent('''
     import os, time
     def square(x, pause=0.0, marks=None):
-        "x squared, after `pause` seconds; leaves a mark <x>-<pid> in `marks` when it starts; x = 13 raises."
+        "x squared, after `pause` seconds; leaves a mark <x>-<pid> in `marks` when it starts; x = 13 raises; x = 2 is Ctrl-C while a file 'interrupt' is beside `marks`."
         if marks: open(os.path.join(marks, f'{x}-{os.getpid()}'), 'w').close()
+        if marks and x == 2 and os.path.exists(os.path.join(marks, '..', 'interrupt')): raise KeyboardInterrupt   # Ctrl-C inside a task
         time.sleep(pause)
         if x == 13: raise ValueError('thirteen is refused')
         return dict(square=x * x, half=x / 2)
@@ -176,3 +177,13 @@ def test_the_command_line_interrupted_then_resumed(tmp_path):
     t = pd.read_csv(io.StringIO(r.stdout))
     assert t.x.tolist() == xs and t.status.tolist() == ['ok'] * 3 + ['error'] + ['ok'] * 2
     assert t.error[3] == 'ValueError: thirteen is refused' and t.square[t.status == 'ok'].tolist() == [1, 4, 9, 25, 36]
+
+def test_ctrl_c_in_process_then_the_same_call_again(tmp_path):
+    "Ctrl-C inside an in-process task: the finished tasks are kept, the interrupted one's lock is released, and the same call in the same process runs only the rest."
+    xs = [0, 1, 2, 3]; g = square_grid(tmp_path, xs); cache = tmp_path / 'c'
+    (tmp_path / 'interrupt').touch()
+    with pytest.raises(KeyboardInterrupt): sw.run(g, cache=cache, progress=False)
+    assert len(entries(cache)) == 2
+    (tmp_path / 'interrupt').unlink()
+    t = sw.run(g, cache=cache, progress=False)
+    assert (t.attrs['summary']['cached'], t.attrs['summary']['ran']) == (2, 2) and t.square.tolist() == [0, 1, 4, 9]
