@@ -207,7 +207,7 @@ def train(cfg:TrainConfig,       # what to train
           device='cpu',          # any torch device
           progress:bool=True,    # a tqdm bar (loss and metric in its postfix)
           task=None,             # a task object instead of `TASKS[cfg.task]` (tests)
-          threads:int|None=1,    # CPU threads while training (1: small models train faster without contention; None: leave)
+          threads:int|None=1,    # CPU threads while training (1: small models train faster without contention; None: torch's setting). The same count gives bit-identical runs; another count can change the last bits (1 vs 2 threads: weights 1.2e-7 apart after 30 steps), so checkpoints are trained at 1
          ) -> tuple:             # (model in eval mode, metrics dict)
     "Train `AssocLM` under `cfg`: AdamW, warm-up + cosine, periodic evaluation, early stop at `cfg.target`."
     with _threads(threads if threads and str(device) == 'cpu' else None):
