@@ -16,8 +16,8 @@ from .results import Result, plot_compare, explore
 
 # %% auto #0
 __all__ = ['KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALMR_DEFAULTS', 'cue_keys', 'design_rules',
-           'expected_absent', 'vhw_keys', 'SizeError', 'memory_estimate', 'PartialWarning', 'simulate', 'compare',
-           'calmr_parameters', 'design_blocks', 'closed_form', 'rw_reference_error']
+           'expected_absent', 'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate', 'compare',
+           'calmr_parameters', 'design_blocks', 'closed_form', 'rw_reference_error', 'SizeError']
 
 # %% ../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -221,8 +221,8 @@ def _merge(a, b) -> tuple:
     m2 = sa * sa * (na - 1) + sb * sb * (nb - 1) + d * d * (na * nb / n)    # identical subjects: exactly 0
     return n, ma + d * (nb / n), (m2 / (n - 1)).clamp_min(0).sqrt()
 
-class SizeError(ValueError):
-    "A run too large for this machine, refused before anything is allocated; the message gives the estimate."
+from .core import SizeError, available_bytes, human_bytes   # one size check for the library and the design layer
+_all_ = ['SizeError']
 
 BLOCK_BYTES = 2**28               # working memory of one block of subjects: more subjects are simulated block by block
 
@@ -269,29 +269,7 @@ def memory_estimate(design,                # a design string or `Design`
     est['total'] = sum(est.values())
     return est
 
-def _available_bytes(device) -> float:
-    "Memory free for a run: MemAvailable (within the cgroup's limit) on the CPU, free memory on a CUDA device; inf where unknown."
-    dev = torch.device(device)
-    if dev.type == 'cuda':
-        try: return float(torch.cuda.mem_get_info(dev)[0])
-        except Exception: return math.inf
-    if dev.type != 'cpu': return math.inf
-    have = math.inf
-    try:
-        with open('/proc/meminfo') as f: have = next(int(l.split()[1]) * 1024 for l in f if l.startswith('MemAvailable:'))
-    except (OSError, StopIteration, ValueError): pass
-    for lim, cur in (('/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory.current'),
-                     ('/sys/fs/cgroup/memory/memory.limit_in_bytes', '/sys/fs/cgroup/memory/memory.usage_in_bytes')):
-        try:
-            with open(lim) as a, open(cur) as b: have = min(have, int(a.read()) - int(b.read()))
-        except (OSError, ValueError): pass
-    return have
-
-def _size(b:float) -> str:
-    "Bytes for people: '3.2 GiB'."
-    for u in ('B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'):
-        if b < 1024 or u == 'PiB': return f'{b:.3g} {u}' if u != 'B' else f'{int(b)} B'
-        b /= 1024
+_available_bytes, _size = available_bytes, human_bytes   # the real limit (RLIMIT_AS, cgroups, MemAvailable, CUDA free): core.available_bytes
 
 def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, associations=None):
     "Refuse a run whose work or memory is beyond this machine (`SizeError`, with the estimate), before anything is allocated."
@@ -307,7 +285,7 @@ def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorit
                    block='one block of subjects', results="the results (every cue's mean and sd per trial)",
                    per_subject="every subject's strengths (per_subject=True)")[part]
         raise SizeError(f'this run needs about {_size(est["total"])} of memory (mostly {why}: {_size(est[part])}), '
-                        f'more than the {_size(have)} available')
+                        f'more than the {_size(have)} available on {torch.device(device)} (the least of free memory, the cgroup limit and ulimit -v)')
 
 def _check_device(device, dtype):
     "Refuse a device that cannot run a simulation (meta tensors, CUDA without a GPU, a dtype the device lacks) with one line."

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 from .families import FAMILIES, ALGORITHMS, family
-from .core import recur, ExemplarMemory
+from .core import recur, ExemplarMemory, check_memory
 
 # %% auto #0
 __all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences',
@@ -271,6 +271,9 @@ class AttentionMixer(nn.Module):
         if not torch.is_tensor(x) or x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must be [batch, time, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
         B, T, _ = x.shape; H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
+        grad = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in self.parameters()))
+        check_memory(x.element_size() * (2.0 + 2 * grad) * B * T * (5 * H * (2 * dk + dv) + 4 * self.d_model),   # projections, convolutions, gates, norms
+                     f'AttentionMixer ({fam.name}: {B:,} x {T:,} tokens, d_model {self.d_model})', x.device)
         S0, cache = self._state(state, B)
         n = keep = None
         if mask is not None:

@@ -15,6 +15,7 @@ CHILD = textwrap.dedent('''
     from pavlovattn import core
     from pavlovattn.core import recur, probe_readouts, summarize, one_key_trials, acquisition_curve, available_bytes, SizeError
     from pavlovattn.layers import AttentionMixer
+    from pavlovattn.designs import simulate
     def vm(): return next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize:'))
     z = torch.zeros(1, dtype=torch.float64)
     big = z.reshape(1, 1, 1, 1).expand(2000, 100_000, 1, 1)                       # views: nothing allocated yet
@@ -26,7 +27,7 @@ CHILD = textwrap.dedent('''
                  recur_index=lambda: recur(torch.ones(2, 1, 1, dtype=torch.float64), torch.ones(2, 1, 1, dtype=torch.float64), index=idx),
                  summarize=lambda: summarize(torch.ones(2, 1, 1, dtype=torch.float64), torch.ones(2, 1, 1, dtype=torch.float64), idx),
                  one_key_trials=lambda: one_key_trials(200_000_000), acquisition_curve=lambda: acquisition_curve('delta', n),
-                 mixer=lambda: mixer(x))
+                 mixer=lambda: mixer(x), simulate=lambda: simulate('100A+', subjects=3_000_000, per_subject=True))
     limit = vm() + 2**30
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
     out = dict(available=available_bytes('cpu'), headroom=limit - vm())
@@ -49,13 +50,13 @@ def test_the_limit_is_the_address_space_limit(child):
     assert child['plain_allocation'] in ('RuntimeError', 'MemoryError')          # the kernel refuses 2 GiB there
     assert abs(child['available'] - child['headroom']) < 64 * 2**20, child          # available_bytes sees RLIMIT_AS less VmSize
 
-ENTRY = ['recur', 'probe_readouts', 'recur_index', 'summarize', 'one_key_trials', 'acquisition_curve']
+ENTRY = ['recur', 'probe_readouts', 'recur_index', 'summarize', 'one_key_trials', 'acquisition_curve', 'mixer', 'simulate']
 
 @pytest.mark.parametrize('name', ENTRY)
 def test_every_entry_point_refuses_beyond_the_limit_with_one_line(child, name):
     got = child[name]
     assert got.startswith('SizeError: ') and len(got.splitlines()) == 1, got
-    assert 'needs about' in got and 'GiB of memory, more than the' in got and 'available on cpu' in got, got
+    assert 'needs about' in got and 'GiB of memory' in got and 'more than the' in got and 'available on cpu' in got, got
 
 def test_the_same_sizes_fit_without_the_limit():
     "Here (no RLIMIT_AS) the check lets each of those sizes through: what refused them in the child was the limit."
