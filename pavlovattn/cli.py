@@ -178,7 +178,10 @@ def _run(a) -> int:
           if a.calmr is not None:
             try: design = io.read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
-          elif a.palms is not None: design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-')
+          elif a.palms is not None:
+            if not os.path.exists(a.palms):                             # read_palms takes text too; the flag takes a file
+                raise UsageError(f'pavlovattn run: cannot read --palms {a.palms}: no such file (a design written out goes as DESIGN)')
+            design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-')
           elif a.pyndl is not None:
             try: design = io.read_pyndl(a.pyndl, outcome=a.outcome)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --pyndl {a.pyndl}: {e.strerror or e}')

@@ -79,3 +79,11 @@ def test_results_file_into_a_fifo_is_written_in_place(tmp_path):
     rc, out, err = run_main('run', '10A+ | #A', '--results-file', str(fifo)); r.join(10)
     assert rc == 0, err
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got[0] == tidy(simulate('10A+ | #A')).to_csv(index=False)
+
+# ---- 13: --palms takes a file; text that is not one is refused, not read as a design ----
+def test_palms_text_that_is_not_a_file_is_refused(tmp_path):
+    rc, out, err = run_main('run', '--palms', 'G|10A+')
+    assert rc == 2 and out == '' and err == 'pavlovattn run: cannot read --palms G|10A+: no such file (a design written out goes as DESIGN)\n', err
+    p = tmp_path / 'g.rw'; p.write_text('G|10A+\n')
+    rc, out, err = run_main('run', '--palms', str(p), '--format', 'json')
+    assert rc == 0 and '"G"' in out, err
