@@ -222,6 +222,8 @@ DASK_MISSING = "the Dask backend needs dask and distributed: pip install 'pavlov
 BACKENDS = ('inprocess', 'processes', 'dask')
 RETRIES = 3          # a task whose worker process dies is run again up to this many times (Dask: its own `allowed-failures`, also 3)
 
+
+# %% ../nbs/17_sweep.ipynb #90e3390f
 class _InProcess:
     "Each task runs when it is submitted, in this process."
     dashboard = None
@@ -233,6 +235,8 @@ class _InProcess:
     def recover(self, f, exc): return False
     def close(self): pass
 
+
+# %% ../nbs/17_sweep.ipynb #369b601b
 class _Processes:
     "A pool of local worker processes (forked from a server that has imported torch and this module, never from the driver); a pool broken by a killed worker is started again."
     dashboard = None
@@ -255,6 +259,8 @@ class _Processes:
         return True
     def close(self): self.pool.shutdown(wait=False, cancel_futures=True)
 
+
+# %% ../nbs/17_sweep.ipynb #c37a2ea2
 class _Dask:
     "Dask distributed: a `LocalCluster` started here (`scheduler=None`), a scheduler's address, a `Client`, or any cluster object (dask-jobqueue's too)."
     def __init__(self, scheduler, workers, threads, gpu):
@@ -293,13 +299,70 @@ def _executor(backend, scheduler, workers, threads, gpu):
     if backend == 'processes': return _Processes(workers, threads)
     return _Dask(scheduler, workers, threads, gpu)
 
-# %% ../nbs/17_sweep.ipynb #369b601b
+# %% ../nbs/17_sweep.ipynb #79fa453f
 def _bar(total, initial, on):
     if not on: return None
     try: from tqdm import tqdm
     except ImportError: return None
     return tqdm(total=total, initial=initial, desc='sweep', unit='task', file=sys.stderr, dynamic_ncols=True)
 
+
+# %% ../nbs/17_sweep.ipynb #5d3e556f
+class _State:
+    "What one run knows: the store, the entries found at its start, its counts, and the tasks to run, waiting (another sweep runs them) and in flight."
+    def __init__(self, store, sid, start, total):
+        self.store, self.sid, self.start = store, sid, start
+        self.n = dict(tasks=total, ran=0, cached=0, failed=0, by_other=0, retried=0)
+        self.entries, self.todo, self.waiting, self.inflight = {}, deque(), deque(), {}
+    def record(self, e, how):
+        "Keep entry `e`, got by `how`: 'cached' (there at the start), 'other' (another sweep wrote it meanwhile) or 'ran' (here); log all but the first."
+        self.entries[e['key']] = e; n = self.n
+        if how != 'ran' and e['status'] == 'ok': n['cached'] += 1
+        n['ran'] += how == 'ran'; n['failed'] += e['status'] == 'error'; n['by_other'] += how == 'other'
+        if how != 'cached': self.store.log(event='task', sweep=self.sid, key=e['key'], task=e['task'], status=e['status'], how=how,
+                                           where=e.get('where'), seconds=e.get('seconds'), error=e.get('error'))
+    def fresh(self, key):
+        "The entry of `key` when another sweep wrote it after this one started, else None."
+        e = self.store.get(key)
+        return e if e is not None and e != self.start.get(key) else None
+
+# %% ../nbs/17_sweep.ipynb #bbba3cc2
+def _submit_ready(s, ex) -> bool:
+    "Lock and submit tasks while the backend has room; a task whose lock is held waits, one finished meanwhile is taken."
+    busy = False
+    while s.todo and len(s.inflight) < ex.slots():
+        t = s.todo.popleft(); fd = s.store.lock(t['key'])
+        if fd is None: s.waiting.append(t); continue                           # another sweep is running it
+        if (e := s.fresh(t['key'])) is not None: s.store.unlock(fd); s.record(e, 'other'); continue
+        try: s.inflight[ex.submit(t)] = (t, fd, 0); busy = True
+        except BaseException: s.store.unlock(fd); raise                       # Ctrl-C inside an in-process task: its lock goes too
+    return busy
+
+def _collect(s, ex) -> bool:
+    "Write the entries of finished tasks (and unlock them); a task whose worker was lost is resubmitted while the backend can recover."
+    done = [f for f in s.inflight if f.done()]
+    for f in done:
+        t, fd, tries = s.inflight.pop(f)
+        try: e = f.result()
+        except Exception as exc:
+            if tries < RETRIES and ex.recover(f, exc): s.inflight[ex.submit(t)] = (t, fd, tries + 1); s.n['retried'] += 1; continue
+            e = dict(key=t['key'], task=t['task'], config=t['config'], status='error', rows=[], columns=[], where=None, seconds=None,
+                     error=safe_line(f'its worker was lost ({type(exc).__name__}: {exc})'))
+        s.store.put(e); s.store.unlock(fd); s.record(e, 'ran')
+    return bool(done)
+
+def _poll_waiting(s) -> bool:
+    "Tasks another sweep held: when its lock is free, take its entry, or run the task here should that sweep have stopped first."
+    busy = False
+    for _ in range(len(s.waiting)):
+        t = s.waiting.popleft(); fd = s.store.lock(t['key'])
+        if fd is None: s.waiting.append(t); continue
+        e = s.fresh(t['key']); s.store.unlock(fd); busy = True
+        if e is not None: s.record(e, 'other')
+        else: s.todo.append(t)
+    return busy
+
+# %% ../nbs/17_sweep.ipynb #b3665094
 def run(grid,                      # a grid (dict), the path of a YAML/JSON grid file, or a list of them (one sweep of all their tasks)
         cache=None,                # the cache folder (default `cache_root()`); its `sweep/` holds one entry per task
         backend:str='inprocess',   # 'inprocess', 'processes' or 'dask'
@@ -314,67 +377,36 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     if scheduler is not None: backend = 'dask'
     if backend not in BACKENDS: raise BackendError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     store, t0 = Store(cache), time.time()
-    sid = _sha(json.dumps([t['key'] for t in ts]), 12)
-    start = {t['key']: e for t in ts if (e := store.get(t['key'])) is not None}   # an error entry found here runs again
-    n = dict(tasks=len(ts), ran=0, cached=0, failed=0, by_other=0, retried=0)
-    entries, todo, waiting, inflight = {}, deque(), deque(), {}
-    def record(e, how):
-        entries[e['key']] = e
-        if how != 'ran' and e['status'] == 'ok': n['cached'] += 1
-        n['ran'] += how == 'ran'; n['failed'] += e['status'] == 'error'; n['by_other'] += how == 'other'
-        if how != 'cached': store.log(event='task', sweep=sid, key=e['key'], task=e['task'], status=e['status'], how=how,
-                                      where=e.get('where'), seconds=e.get('seconds'), error=e.get('error'))
-    for t in ts:
-        e = start.get(t['key'])
-        if e is not None and e['status'] == 'ok': record(e, 'cached')
-        else: todo.append(t)
-    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in todo)) if todo else None
+    s = _State(store, _sha(json.dumps([t['key'] for t in ts]), 12), {t['key']: e for t in ts if (e := store.get(t['key'])) is not None}, len(ts))
+    for t in ts:                                                                  # an error entry found here runs again
+        if (e := s.start.get(t['key'])) is not None and e['status'] == 'ok': s.record(e, 'cached')
+        else: s.todo.append(t)
+    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo)) if s.todo else None
     dash = getattr(ex, 'dashboard', None)
     if dash and progress: note(f'pavlovattn sweep: Dask dashboard {dash}')
-    store.log(event='start', sweep=sid, backend=backend, tasks=len(ts), cached=n['cached'], dashboard=dash, pid=os.getpid(), host=socket.gethostname())
-    bar, status = _bar(len(ts), len(entries), progress), 'interrupted'; last = None
+    store.log(event='start', sweep=s.sid, backend=backend, tasks=len(ts), cached=s.n['cached'], dashboard=dash, pid=os.getpid(), host=socket.gethostname())
+    bar, status, last = _bar(len(ts), len(s.entries), progress), 'interrupted', None
     try:
-        while todo or waiting or inflight:
-            busy = False
-            while todo and len(inflight) < ex.slots():
-                t = todo.popleft(); fd = store.lock(t['key'])
-                if fd is None: waiting.append(t); continue                       # another sweep is running it
-                e = store.get(t['key'])
-                if e is not None and e != start.get(t['key']): store.unlock(fd); record(e, 'other'); continue   # it finished it meanwhile
-                try: inflight[ex.submit(t)] = (t, fd, 0); busy = True
-                except BaseException: store.unlock(fd); raise                    # Ctrl-C inside an in-process task: its lock goes too
-            for f in [f for f in inflight if f.done()]:
-                t, fd, tries = inflight.pop(f); busy = True
-                try: e = f.result()
-                except Exception as exc:
-                    if tries < RETRIES and ex.recover(f, exc): inflight[ex.submit(t)] = (t, fd, tries + 1); n['retried'] += 1; continue
-                    e = dict(key=t['key'], task=t['task'], config=t['config'], status='error', rows=[], columns=[], where=None, seconds=None,
-                             error=safe_line(f'its worker was lost ({type(exc).__name__}: {exc})'))
-                store.put(e); store.unlock(fd); record(e, 'ran')
-            for _ in range(len(waiting)):
-                t = waiting.popleft(); fd = store.lock(t['key'])
-                if fd is None: waiting.append(t); continue
-                e = store.get(t['key']); store.unlock(fd); busy = True
-                if e is not None and e != start.get(t['key']): record(e, 'other')
-                else: todo.append(t)                                              # the other sweep stopped before finishing it
-            shown = (len(entries), min(len(inflight), ex.width()), n['failed'], n['cached'], len(waiting))
+        while s.todo or s.waiting or s.inflight:
+            busy = _submit_ready(s, ex) | _collect(s, ex) | _poll_waiting(s)
+            shown = (len(s.entries), min(len(s.inflight), ex.width()), s.n['failed'], s.n['cached'], len(s.waiting))
             if bar is not None and shown != last:
-                bar.n, last = len(entries), shown
+                bar.n, last = shown[0], shown
                 bar.set_postfix(dict(zip(('done', 'running', 'failed', 'cached', 'waiting'), (shown[0] - shown[2], *shown[1:]))))
             if not busy: time.sleep(0.05)
         status = 'done'
     finally:
-        for f, (t, fd, _) in inflight.items():
+        for f, (t, fd, _) in s.inflight.items():
             with contextlib.suppress(Exception): f.cancel()
             store.unlock(fd)
         if ex is not None: ex.close()
         if bar is not None: bar.close()
-        store.log(event=status, sweep=sid, **n, seconds=round(time.time() - t0, 3))
-    df = table(ts, entries)
-    df.attrs['summary'] = dict(n, backend=backend, dashboard=dash, seconds=round(time.time() - t0, 3), cache=str(store.root))
+        store.log(event=status, sweep=s.sid, **s.n, seconds=round(time.time() - t0, 3))
+    df = table(ts, s.entries)
+    df.attrs['summary'] = dict(s.n, backend=backend, dashboard=dash, seconds=round(time.time() - t0, 3), cache=str(store.root))
     return df
 
-# %% ../nbs/17_sweep.ipynb #c37a2ea2
+# %% ../nbs/17_sweep.ipynb #dcddd645
 def _cell(v): return json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v
 
 def table(ts:list,        # tasks (`tasks`)
@@ -410,7 +442,7 @@ def save(df, path) -> str:
     try: return write_report(path, data)
     except CacheError as e: raise BackendError(f'cannot write the table to {str(path)!r}: {e}')
 
-# %% ../nbs/17_sweep.ipynb #79fa453f
+# %% ../nbs/17_sweep.ipynb #403c52c5
 @kind('capacity')
 def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
     "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
@@ -465,7 +497,7 @@ def train_task(device='cpu', **cfg):
     _, m = get_model(TrainConfig(**cfg), device, progress=False)
     return {k: m[k] for k in ('final_loss', 'final_metric', 'steps', 'reached_target', 'tokens')}
 
-# %% ../nbs/17_sweep.ipynb #bbba3cc2
+# %% ../nbs/17_sweep.ipynb #8fd60b9d
 @kind('claim')
 def claim_task(id:str, full:bool=False, device='cpu'):
     "One registered claim of the reproduction (`registry.run_claims`): its row (measured, verdicts, data)."
