@@ -4,12 +4,12 @@
 
 # %% ../nbs/00e_cache.ipynb #3654f324
 from __future__ import annotations
-import contextlib, json, math, os, signal, stat, sys, tempfile, threading
+import contextlib, hashlib, json, math, os, signal, stat, sys, tempfile, threading
 from . import __version__
 
 # %% auto #0
-__all__ = ['CODE_VERSION', 'CacheError', 'safe_line', 'note', 'atomic_write', 'write_json', 'read_json', 'need', 'finite',
-           'write_report']
+__all__ = ['CODE_VERSION', 'CacheError', 'safe_line', 'note', 'atomic_write', 'sealed', 'write_json', 'read_json', 'need',
+           'finite', 'write_report']
 
 # %% ../nbs/00e_cache.ipynb #ec3a8e09
 CODE_VERSION = f'pavlovattn {__version__} cache 2'   # stored in every entry; an entry of another version is rebuilt
@@ -69,13 +69,22 @@ def atomic_write(path, data,       # bytes or str (UTF-8)
 # %% ../nbs/00e_cache.ipynb #2cff70fa
 def _no_constants(name): raise ValueError(f'non-finite number {name} in the file')
 
+def _digest(obj) -> str:
+    "SHA-256 of `obj`'s canonical strict JSON (sorted keys), its 'sha256' field left out."
+    return hashlib.sha256(json.dumps({k: v for k, v in obj.items() if k != 'sha256'}, allow_nan=False, sort_keys=True).encode()).hexdigest()
+
+def sealed(obj:dict, code_version:str=CODE_VERSION) -> dict:
+    "`obj` as an entry is stored: with the code version under 'code_version' and the SHA-256 of its canonical JSON under 'sha256'."
+    obj = json.loads(json.dumps(dict(obj, code_version=code_version), allow_nan=False))   # as it reads back (keys as strings, tuples as lists)
+    return dict(obj, sha256=_digest(obj))
+
 def write_json(path, obj):
-    "Store `obj` (with `CODE_VERSION` under 'code_version') as strict JSON at `path`, atomically (its folder is created)."
+    "Store `sealed(obj)` (its code version and content hash) as strict JSON at `path`, atomically (its folder is created)."
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    atomic_write(path, json.dumps(dict(obj, code_version=CODE_VERSION), allow_nan=False, sort_keys=True))
+    atomic_write(path, json.dumps(sealed(obj), allow_nan=False, sort_keys=True))
 
 def read_json(path, check=None, what:str='cache entry'):
-    "The entry at `path` without its 'code_version', or None: missing (silently), or unusable (one line on stderr, why)."
+    "The entry at `path` without its 'code_version' and 'sha256', or None: missing (silently), or unusable (one line on stderr, why)."
     path = os.fspath(path)
     try:
         with open(path, 'rb') as f: raw = f.read(64 << 20)
@@ -85,7 +94,8 @@ def read_json(path, check=None, what:str='cache entry'):
         obj = json.loads(raw.decode('utf-8'), parse_constant=_no_constants)
         if not isinstance(obj, dict): raise ValueError(f'a JSON {type(obj).__name__}, not an object')
         if obj.get('code_version') != CODE_VERSION: raise ValueError(f"made by {obj.get('code_version') or 'an older version'}, not {CODE_VERSION}")
-        obj = {k: v for k, v in obj.items() if k != 'code_version'}
+        if obj.get('sha256') != _digest(obj): raise ValueError('its content does not match its hash (the file is damaged or was edited)')
+        obj = {k: v for k, v in obj.items() if k not in ('code_version', 'sha256')}
         return obj if check is None else check(obj)
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:   # UnicodeDecodeError and JSONDecodeError are ValueErrors
         return _invalid(path, what, str(e) or type(e).__name__)

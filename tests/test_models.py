@@ -77,7 +77,7 @@ def test_lr_sweep_cached(tmp_path, monkeypatch):
     sw = lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4)
     assert sw['best'] in (1e-3, 1e-2) and set(sw['metric']) == {'0.001', '0.01'}
     files = list(cache_dir().glob('sweep-*.json')); assert len(files) == 1
-    assert {k: v for k, v in json.loads(files[0].read_text()).items() if k != 'code_version'} == sw
+    assert {k: v for k, v in json.loads(files[0].read_text()).items() if k not in ('code_version', 'sha256')} == sw
     assert lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4) == sw
 
 def test_rebind_task_rebinds_keys_in_every_sequence():
@@ -136,17 +136,16 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
 # Reproducer 4: the JSON sweep cache is written atomically and checked when read; a bad entry is rebuilt with one line.
 def test_damaged_sweep_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
-    from pavlovattn.cache import CODE_VERSION
+    from pavlovattn.cache import CODE_VERSION, sealed
     cfg = TrainConfig(**TINY); kw = dict(lrs=(1e-3, 1e-2), steps=2)
     sw = lr_sweep(cfg, **kw); (path,) = cache_dir().glob('sweep-*.json')
-    v = dict(code_version=CODE_VERSION)
     cases = {'empty': (b'', 'Expecting value'), 'truncated': (path.read_bytes()[:20], 'line 1'), '{}': (b'{}', 'made by'),
-             'no metric': (json.dumps(dict(best=0.01, **v)).encode(), 'fields'),
-             'best 1e9': (json.dumps(dict(best=1e9, metric=sw['metric'], **v)).encode(), 'not one of the rates'),
-             'best not the best': (json.dumps(dict(best=[x for x in (1e-3, 1e-2) if x != sw['best']][0], metric=sw['metric'], **v)).encode(), 'not the rate of the best'),
-             'NaN metric': (json.dumps(dict(best=sw['best'], metric={'0.001': float('nan'), '0.01': 0.1}, **v)).encode(), 'non-finite'),
-             'metric 7': (json.dumps(dict(best=0.01, metric={'0.001': 0.1, '0.01': 7.0}, **v)).encode(), 'outside'),
-             'other rates': (json.dumps(dict(best=0.01, metric={'0.01': 0.1}, **v)).encode(), 'rates')}
+             'no metric': (json.dumps(sealed(dict(best=0.01))).encode(), 'fields'),
+             'best 1e9': (json.dumps(sealed(dict(best=1e9, metric=sw['metric']))).encode(), 'not one of the rates'),
+             'best not the best': (json.dumps(sealed(dict(best=[x for x in (1e-3, 1e-2) if x != sw['best']][0], metric=sw['metric']))).encode(), 'not the rate of the best'),
+             'NaN metric': (json.dumps(dict(best=sw['best'], metric={'0.001': float('nan'), '0.01': 0.1}, code_version=CODE_VERSION)).encode(), 'non-finite'),
+             'metric 7': (json.dumps(sealed(dict(best=0.01, metric={'0.001': 0.1, '0.01': 7.0}))).encode(), 'outside'),
+             'other rates': (json.dumps(sealed(dict(best=0.01, metric={'0.01': 0.1}))).encode(), 'rates')}
     for name, (data, why) in cases.items():
         path.write_bytes(data)
         out, err = _rebuilt(capsys, lambda: lr_sweep(cfg, **kw))

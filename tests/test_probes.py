@@ -140,8 +140,8 @@ TINY_TRAIN = dict(steps=2, batch=4, d_model=16, n_layers=1, eval_every=2, eval_b
 
 def _damage_cases(path, good:dict, drop:str, big:str):
     import json
-    from pavlovattn.cache import CODE_VERSION
-    enc = lambda o: json.dumps({**o, 'code_version': CODE_VERSION}).encode()
+    from pavlovattn.cache import sealed
+    enc = lambda o: json.dumps(sealed(o)).encode()
     return {'empty': (b'', 'Expecting value'), 'truncated': (path.read_bytes()[:-7], 'line 1'), '{}': (b'{}', 'made by'),
             'no ' + drop: (enc({k: v for k, v in good.items() if k != drop}), drop), 'not an object': (b'[]', 'not an object'),
             'NaN': (path.read_bytes().replace(b'"code_version"', b'"x": NaN, "code_version"'), 'non-finite'),
