@@ -12,8 +12,8 @@ from .families import family
 from .registry import claim, Verdict, Paper, CLAIMS
 
 # %% auto #0
-__all__ = ['PROTOCOL', 'TESTED', 'REPORTED', 'EXPECTED', 'RETNET', 'SERIAL', 'SECOND_ORDER', 'trace_design', 'delay_design',
-           'classify', 'trace_closed_form', 'isi_table', 'timed_table']
+__all__ = ['PROTOCOL', 'TESTED', 'REPORTED', 'EXPECTED', 'RETNET', 'DERIVED', 'SERIAL', 'SECOND_ORDER', 'trace_design',
+           'delay_design', 'classify', 'trace_closed_form', 'isi_table', 'timed_table']
 
 # %% ../nbs/05a_time.ipynb #e6aa380d
 PROTOCOL = dict(beta=0.1, gamma=0.9, lam=1.0, trials=30, iti=10, cs=2, gaps=(1, 2, 3, 4, 5), delay_cs=4, threshold=0.05)
@@ -58,10 +58,12 @@ def _v(design, rule, **kw) -> float:
     fam = family(rule)
     return simulate(design, rule=rule, beta=PROTOCOL['beta'], **({'gamma': PROTOCOL['gamma']} if 'gamma' in fam.params else {}), **kw).probes['group'][0]['mean']
 
+DERIVED = {'trace': trace_closed_form}   # closed forms derived on this page, by the tested family each was derived for
+
 def _cf(design, rule, timing:tuple) -> float|None:
-    "The closed form of a one-cue timed design: the key trace's (this page), else the family's composed answers; None where it has none."
+    "The closed form of a one-cue timed design: one derived on this page for the family (`DERIVED`), else the family's composed answers; None where it has none."
     fam = family(rule); p = PROTOCOL
-    if rule == 'trace': return trace_closed_form(p['trials'], *timing, beta=p['beta'], gamma=p['gamma'], lam=p['lam'])
+    if fam.name in DERIVED: return DERIVED[fam.name](p['trials'], *timing, beta=p['beta'], gamma=p['gamma'], lam=p['lam'])
     try: return closed_form(design, fam, beta=p['beta'], gamma=p['gamma'])['group']['A']
     except ValueError: return None
 
