@@ -24,7 +24,9 @@ cat "$log" >&2
 echo "notebooks: $((total - nbf)) passed, $nbf failed"; add $((total - nbf)) $nbf
 
 echo "== pytest tests/"
-out=$(python -m pytest -q -p no:cacheprovider tests 2>&1); rc=$?; echo "$out" | tail -15
+# pytest's own progress line by line as it runs (one dot per test, a percentage per line), kept for the count below
+plog=$(mktemp)
+python -m pytest -q -p no:cacheprovider tests 2>&1 | tee "$plog"; rc=${PIPESTATUS[0]}; out=$(tail -40 "$plog")
 pp=$(echo "$out" | grep -Eo '[0-9]+ passed' | tail -1 | grep -Eo '[0-9]+' || echo 0)
 pf=$(echo "$out" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
 [[ -n "$pf" ]] || pf=0
