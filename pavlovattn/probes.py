@@ -80,14 +80,19 @@ def probe_scores(model, compiled:dict, device='cpu') -> dict:
         res[name] = {lab: (p[:, t] * b['us']).sum(-1) for t, lab in b['probes']}
     return res
 
-@torch.no_grad()
-def read_gates(model, b:dict, kinds:dict) -> dict:
-    "{layer: {kind: (mean beta, mean gamma)}} at the token positions `kinds[kind]` (a bool mask [B,T]) of batch `b`."
+def _mixer_inputs(model, b:dict) -> list:
+    "The input each mixer of `model` receives on batch `b` (one forward pass, read by hooks)."
     ins = []
     hooks = [m.register_forward_pre_hook(lambda mod, a: ins.append(a[0])) for m in model.mix]
     try: model({k: v for k, v in b.items() if k not in ('us', 'probes')})
     finally:
         for h in hooks: h.remove()
+    return ins
+
+@torch.no_grad()
+def read_gates(model, b:dict, kinds:dict) -> dict:
+    "{layer: {kind: (mean beta, mean gamma)}} at the token positions `kinds[kind]` (a bool mask [B,T]) of batch `b`."
+    ins = _mixer_inputs(model, b)
     out = {}
     for li, (m, x) in enumerate(zip(model.mix, ins)):
         beta = torch.sigmoid(m.b_proj(x)).mean(-1) if m.b_proj is not None else None                        # [B,T]
@@ -430,11 +435,7 @@ def layer_writes(m, x:torch.Tensor) -> tuple:
 @torch.no_grad()
 def read_writes(model, b:dict, kinds:dict) -> dict:
     "{layer: {kind: mean β·|v|}} at the positions `kinds[kind]` (bool `[B,T]`): how much each layer writes on each kind of token (the value as written, before any error term)."
-    ins = []
-    hooks = [m.register_forward_pre_hook(lambda mod, a: ins.append(a[0])) for m in model.mix]
-    try: model({k: v for k, v in b.items() if k not in ('us', 'probes')})
-    finally:
-        for h in hooks: h.remove()
+    ins = _mixer_inputs(model, b)
     out = {}
     for li, (m, x) in enumerate(zip(model.mix, ins)):
         beta, _, v = layer_writes(m, x); w = (beta * v.norm(dim=-1)).mean(-1)                 # [B,T]
