@@ -38,7 +38,7 @@ _FLOAT = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?', re
 def _number(kind=float, lo=None, hi=None, lo_open=False, hi_open=False, name='value'):
     "An argparse type: ASCII digits only (no Unicode digits, no underscores, no nan/inf), a finite value, inside [lo, hi] (open ends with `lo_open`/`hi_open`)."
     def parse(text):
-        t = text.strip()
+        t = text.strip(' \t')                                               # ASCII blanks only (str.strip also drops U+2028, U+0085, ...)
         if not (_INT if kind is int else _FLOAT).fullmatch(t): raise ValueError(text)           # argparse: "invalid float value: '…'"
         x = int(t) if kind is int else float(t)
         if not math.isfinite(x): raise argparse.ArgumentTypeError(f'{name} must be a finite number; got {text!r} (beyond float64)')
