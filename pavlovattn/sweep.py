@@ -410,7 +410,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
 def _cell(v): return json.dumps(v, sort_keys=True) if isinstance(v, (list, dict)) else v
 
 def table(ts:list,        # tasks (`tasks`)
-          entries:dict,   # key -> entry (`Store.get`)
+          entries:dict,   # key -> entry (what the store holds for it)
          ):               # a pandas DataFrame
     "One tidy table: a row per result row (a failed task: one row with its error); columns: the function, the configuration, the results, status, error, key."
     import pandas as pd
