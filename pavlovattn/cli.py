@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_cli.ipynb #c3711da1
 from __future__ import annotations
-import argparse, importlib, io, json, math, os, re, stat, sys, tempfile, warnings
+import argparse, importlib, io, json, math, os, re, sys, warnings
 from . import __version__
 
 # %% auto #0
@@ -57,11 +57,14 @@ def _number(kind=float, lo=None, hi=None, lo_open=False, hi_open=False, name='va
 
 _SEED = dict(kind=int, lo=-2**63, hi=2**63 - 1, name='seed')
 
-# What `--help` names. The families live in modules that import torch, which `--help` does not load: it names a few
-# families as examples (an unknown one is refused with the full list), and the key codings and dialects in full; a test on
-# this page checks these against the lists the commands accept.
-_HELP_CHOICES = {'run --rule': ('delta', 'hebbian', 'decay', 'softmax'), 'score --rule': ('delta', 'hebbian', 'decay', 'softmax'),
-                 'run --keys': ('onehot', 'random'), 'run --dialect': ('native', 'calmr')}
+# The names the commands accept. They are defined in modules that import torch (a second or more, twenty on a loaded
+# machine), so they are listed here too: `--help` names them and a misspelt one is refused without loading torch. A test
+# on this page checks each list against the library's own.
+_NAMES = {'rule': ('hebbian', 'normalized', 'decay', 'gla', 'delta', 'gated-delta', 'channel-gate', 'softmax', 'trace', 'vhw'),  # designs.design_rules()
+          'page rule': ('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax'),   # core.RULES: score and fit
+          'key coding': ('onehot', 'random'),                                                    # designs.KEY_CODINGS
+          'dialect': ('native', 'calmr'),                                                        # language.DIALECTS
+          'results layout': ('tidy', 'calmr')}                                                   # interop.RESULT_LAYOUTS
 
 # %% ../nbs/10_cli.ipynb #8d4ab4c2
 FORMATS = ('table', 'json', 'csv')
@@ -70,13 +73,13 @@ DTYPES = ('float64', 'float32')
 def _run_args(p):
     p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
-    p.add_argument('--dialect', default=None, help=f"{' or '.join(_HELP_CHOICES['run --dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
-    p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['run --rule'])} (default delta; an unknown name is refused with the list of all), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
+    p.add_argument('--dialect', default=None, help=f"{' or '.join(_NAMES['dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
+    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(_NAMES['rule'])} (default delta), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
     p.add_argument('--beta', type=_number(name='beta'), default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=_number(name='beta-minus'), default=None, metavar='B', help='write rate on - trials (default: --beta)')
     p.add_argument('--gamma', type=_number(name='gamma'), default=None, help='decay per trial (default 0.9 for decay, else 1)')
     p.add_argument('--lam', type=_number(name='lam'), default=1.0, help='US magnitude on + trials (default 1)')
-    p.add_argument('--keys', default='onehot', help=f"key coding: {', '.join(_HELP_CHOICES['run --keys'])} (default onehot)")
+    p.add_argument('--keys', default='onehot', help=f"key coding: {', '.join(_NAMES['key coding'])} (default onehot)")
     p.add_argument('--dk', type=_number(int, name='dk'), default=None, help='key dimension (default: the number of cues)')
     p.add_argument('--overlap', type=_number(lo=-1, hi=1, lo_open=True, hi_open=True, name='overlap'), default=0.0, help='pairwise inner product of random unit keys (--keys random), in (-1, 1)')
     p.add_argument('--salience', default=None, metavar='A=0.8,B=0.2', help='squared key norm per cue (default 1)')
@@ -151,41 +154,44 @@ def _print_table(res):
 
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
 def _run(a) -> int:
-    dz = _mod('designs')
-    _choice('key coding', a.keys, dz.KEY_CODINGS)
+    _choice('key coding', a.keys, _NAMES['key coding'])                 # every argument is checked before torch is imported
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
-    if a.dialect is not None: _choice('dialect', a.dialect, dz.DIALECTS)
+    if a.dialect is not None: _choice('dialect', a.dialect, _NAMES['dialect'])
     given = [n for n, x in (('DESIGN', a.design), ('--calmr', a.calmr), ('--palms', a.palms), ('--pyndl', a.pyndl)) if x is not None]
     if len(given) != 1:
         raise UsageError(f'pavlovattn run: give one of DESIGN, --calmr, --palms or --pyndl, not {" and ".join(given)}' if given
                          else 'pavlovattn run: the following arguments are required: DESIGN (or --calmr, --palms or --pyndl FILE)')
     if a.outcome is not None and a.pyndl is None: raise UsageError('pavlovattn run: --outcome goes with --pyndl')
     if a.results_file is None and a.results_layout != 'tidy': raise UsageError('pavlovattn run: --results-layout goes with --results-file')
-    if a.results_file is not None: _choice('results layout', a.results_layout, _mod('interop').RESULT_LAYOUTS)
+    if a.results_file is not None: _choice('results layout', a.results_layout, _NAMES['results layout'])
     if a.results_file is not None and not a.results_file.strip(): raise UsageError('pavlovattn run: --results-file needs a path; got an empty one')
     if a.palms_unsigned is not None and a.palms is None: raise UsageError('pavlovattn run: --palms-unsigned goes with --palms')
+    if not (a.rule.endswith('.py') or ':' in a.rule) and a.rule not in _NAMES['rule']:   # a file or module:NAME is loaded below
+        raise UsageError(f"pavlovattn run: unknown rule {a.rule!r}; valid rules: {', '.join(_NAMES['rule'])}")
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
+    if a.design is not None:                                            # the design language needs no torch: its errors come first too
+        try: design = _mod('language').parse_design(a.design, dialect)
+        except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
     _check_device(a.device, 'run', a.dtype)
+    dz = _mod('designs')
     try:
         if a.allow_unstable:
             fam = _mod('families').family(a.rule)
             if fam.rate_bound is None:
                 raise UsageError(f"pavlovattn run: --allow-unstable goes with a family whose rates have a stability bound "
                                  f"({', '.join(n for n, f in _mod('families').FAMILIES.items() if f.rate_bound is not None)}); the {fam.name} family has none")
-        io = _mod('interop')
-        with _bounded_inputs(a) as a:
-          if a.calmr is not None:
+        io = _mod('interop')                                            # the readers read a FIFO or a device up to their READ_LIMIT
+        if a.calmr is not None:
             try: design = io.read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
-          elif a.palms is not None:
+        elif a.palms is not None:
             if not os.path.exists(a.palms):                             # read_palms takes text too; the flag takes a file
                 raise UsageError(f'pavlovattn run: cannot read --palms {a.palms}: no such file (a design written out goes as DESIGN)')
             design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-')
-          elif a.pyndl is not None:
+        elif a.pyndl is not None:
             try: design = io.read_pyndl(a.pyndl, outcome=a.outcome)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --pyndl {a.pyndl}: {e.strerror or e}')
-          else: design = dz.parse_design(a.design, dialect)
         if a.format == 'csv': _check_table_size(design)
         if a.results_file is not None: _check_table_size(design, 'the --results-file table of this run')
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
@@ -225,34 +231,6 @@ def _first_nonfinite(x, path=()):
 def _refuse_nonfinite(where, x, a):
     raise UsageError(f'pavlovattn run: a result is not finite ({where} = {x}): the values overflow {a.dtype} '
                      '(lower --lam, --beta or --salience); nothing is printed rather than NaN or Infinity')
-
-_READ_LIMIT = 256 << 20        # bytes read from a FIFO or a device given as a file
-
-import contextlib
-@contextlib.contextmanager
-def _bounded_inputs(a):
-    "A FIFO or a device given as --calmr/--pyndl/--palms is read up to `_READ_LIMIT` bytes into a temporary file (refused beyond it); `a` as given otherwise."
-    tmps, changes = [], {}
-    try:
-        for flag in ('calmr', 'pyndl', 'palms'):
-            path = getattr(a, flag)
-            if path is None: continue
-            try: st = os.stat(path)
-            except (OSError, ValueError): continue                          # the reader says why (or --palms holds design text)
-            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode): continue
-            fd, tmp = tempfile.mkstemp(suffix=os.path.splitext(path)[1] or '.txt'); tmps.append(tmp)
-            with open(path, 'rb') as src, os.fdopen(fd, 'wb') as dst:        # streamed: memory stays one chunk
-                n = 0
-                while n <= _READ_LIMIT and (chunk := src.read(1 << 20)): dst.write(chunk); n += len(chunk)
-            if n > _READ_LIMIT:
-                raise UsageError(f'pavlovattn run: --{flag} {path} is not a regular file and gives more than {_READ_LIMIT >> 20} MiB; '
-                                 'give a file of that size or less')
-            changes[flag] = tmp
-        yield argparse.Namespace(**{**vars(a), **changes}) if changes else a
-    except OSError as e: raise UsageError(f'pavlovattn run: cannot read {e.filename}: {e.strerror or e}')
-    finally:
-        for t in tmps:
-            with contextlib.suppress(OSError): os.unlink(t)
 
 # %% ../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
@@ -332,7 +310,7 @@ def _check_device(device, cmd='reproduce', dtype='float64'):
 
 # %% ../nbs/10_cli.ipynb #anim0002
 def _animal_args(p, fitting=False):
-    p.add_argument('--rule', default='delta', help=f"attention family, e.g. {', '.join(_HELP_CHOICES['score --rule'])} (default delta; an unknown name is refused with the list of all)")
+    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(_NAMES['page rule'])} (default delta)")
     p.add_argument('--only', nargs='+', metavar='ID', help='only these experiments (default: every expressible one)')
     if fitting:
         p.add_argument('--joint', action='store_true', help='one parameter set for all experiments (default: one per experiment)')
@@ -354,8 +332,8 @@ CEILINGS = dict(steps=5_000, restarts=50, subjects=1_000)   # what score and fit
 
 def _animal(a, cmd) -> int:
     "`pavlovattn score` / `pavlovattn fit`: the families against the animal data (see the animal-data page)."
-    rules = _mod('core').RULES                                             # the families the animal-data page takes through
-    for name, x, valid in (('rule', a.rule, rules), ('format', a.format, ('table', 'json'))):
+    for name, x, valid in (('rule', a.rule, _NAMES['page rule']),       # the families the animal-data page takes through
+                            ('format', a.format, ('table', 'json'))):
         if x not in valid: raise UsageError(f"pavlovattn {cmd}: unknown {name} {x!r}; valid: {', '.join(valid)}")
     for name in ('subjects', 'steps', 'restarts'):
         if getattr(a, name, 1) < 1: raise UsageError(f'pavlovattn {cmd}: --{name.replace("_", "-")} must be at least 1; got {getattr(a, name)}')

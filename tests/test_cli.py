@@ -39,16 +39,38 @@ def test_version_is_the_package_version():
     assert r.returncode == 0 and r.stdout.strip() == f"pavlovattn {cfg['DEFAULT']['version']}"
 
 def test_help_names_what_the_commands_accept():
-    "`--help` cannot import the families (torch): the families it names as examples are accepted, its key codings and dialects are all there are."
-    from pavlovattn.cli import _HELP_CHOICES
+    "`--help` cannot import the families (torch): the names the command line lists are the library's own lists, in full."
+    from pavlovattn.cli import _NAMES
     from pavlovattn.core import RULES
     from pavlovattn.designs import design_rules, KEY_CODINGS, DIALECTS
-    assert set(_HELP_CHOICES['run --rule']) <= set(design_rules()) and set(_HELP_CHOICES['score --rule']) <= set(RULES)
-    assert (_HELP_CHOICES['run --keys'], _HELP_CHOICES['run --dialect']) == (KEY_CODINGS, DIALECTS)
+    from pavlovattn.interop import RESULT_LAYOUTS
+    assert _NAMES == {'rule': design_rules(), 'page rule': RULES, 'key coding': KEY_CODINGS, 'dialect': DIALECTS, 'results layout': RESULT_LAYOUTS}
     out = ' '.join(pv('run', '--help').stdout.split())
-    assert 'attention family, e.g. delta, hebbian, decay, softmax' in out and 'key coding: onehot, random' in out
+    assert f"attention family: {', '.join(design_rules())} (default delta)" in out and 'key coding: onehot, random' in out
     r = pv('run', '10A+', '--rule', 'nope')                              # the full list comes with the refusal
     assert r.returncode == 2 and f"valid rules: {', '.join(design_rules())}" in r.stderr
+
+@pytest.mark.parametrize('argv, line', [
+    (['run', '10A+', '--rule', 'detla'], "pavlovattn run: unknown rule 'detla'; valid rules: hebbian, normalized, decay, gla, delta, "
+                                         "gated-delta, channel-gate, softmax, trace, vhw"),
+    (['run', '10A+', '--keys', 'rand'], "pavlovattn run: unknown key coding 'rand'; valid: onehot, random"),
+    (['run', '10A+', '--dialect', 'R'], "pavlovattn run: unknown dialect 'R'; valid: native, calmr"),
+    (['run', '10A+', '--results-file', 'r.csv', '--results-layout', 'wide'], "pavlovattn run: unknown results layout 'wide'; valid: tidy, calmr"),
+    (['run', '10A+ |'], 'pavlovattn run: empty phase at position 7: expected trial types such as 10A+ between the "|"s'),
+    (['score', '--rule', 'gla'], "pavlovattn score: unknown rule 'gla'; valid: hebbian, decay, delta, gated-delta, channel-gate, softmax"),
+    (['fit', '--format', 'csv'], "pavlovattn fit: unknown format 'csv'; valid: table, json"),
+])
+def test_argument_errors_are_answered_before_torch_is_imported(argv, line, capsys):
+    "Issue 36: a misspelt name or design took 20 s on a loaded machine to be refused, the time to import torch; now before it."
+    rc, out, heavy, secs = loaded_after(argv)
+    assert rc == 2 and out == '' and not {'torch', 'numba'} & set(heavy), (rc, heavy)
+    r = pv(*argv)                                                        # the same line as when the library itself refused it
+    assert r.returncode == 2 and r.stderr == line + '\n', r.stderr
+
+def test_a_family_file_is_not_refused_by_name(tmp_path):
+    "`--rule FILE.py` and `module:NAME` are not in the list of names: they go to the family loader, which says what is wrong."
+    r = pv('run', '10A+', '--rule', str(tmp_path / 'nope.py'))
+    assert r.returncode == 2 and 'unknown rule' not in r.stderr and 'nope.py' in r.stderr, r.stderr
 
 def no_cuda():
     import torch
