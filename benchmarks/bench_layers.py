@@ -7,7 +7,7 @@ Each measure: one warm-up, then the median of --repeats timed runs. Tokens/s are
 `step` = T tokens generated one by one; `prefix` = the same T tokens when every token re-runs its whole prefix (T calls of
 length 1..T); `whole` = one forward on the T tokens (what a prompt or training costs), not generation. Threads: 1 by default.
 Usage: python benchmarks/bench_layers.py [--families delta,gated-delta,...] [--T 256] [--batch 1] [--repeats 3] [--threads 1]
-                                        [--part generation|rates|all] [--rate-T 1024,4096] [--rate-batch 1,16]
+                                        [--part generation|rates|auto|all] [--rate-T 1024,4096] [--rate-batch 1,16]
 
 Part `rates` (issue 29): the chunked form's arithmetic rate per family, next to fla's pure-torch chunked references and
 transformers' torch fallback (`torch_chunk_gated_delta_rule` of Qwen3-Next) on the same inputs, and the measured rate of
@@ -22,6 +22,13 @@ run only where its conventions match (q scaled by sqrt(d) where it hard-codes d^
 difference from ours relative to our largest output (it must be small, else the rows time different computations).
 fla's references: delta_rule_chunkwise (delta), naive_chunk_gated_delta_rule (gated-delta), naive_chunk_simple_gla
 (decay, hebbian with a zero log-gate), naive_chunk_linear_attn (hebbian); fla has no chunked GLA reference.
+
+Part `auto` (issue 29): the rule of `recur(algorithm='auto')` for short sequences that need a gradient, checked against
+both forms it chooses between. Workload: `bench_chunked.inputs` (as above), d_k = d_v in --auto-d (16,64), batch x heads
+in --auto-batch (1,16,256), T in --auto-T (8,16,32,64,128), families --auto-families; gradients on q, k, v, then
+backward() of the outputs' sum (reads='out', what a layer computes). Each cell times the loop ('sequential') and the
+chunked form (chunk 64) back to back and prints loop/chunked (> 1: chunked faster), auto's choice, and `ok` when auto's
+choice is the faster of the two or within 1.25x of it (the criterion, fixed before the run).
 """
 import argparse, importlib.util, pathlib, statistics, sys, time, platform, datetime
 import torch
@@ -41,12 +48,15 @@ def main():
     ap.add_argument('--families', default=','.join(FAMILIES)); ap.add_argument('--T', type=int, default=256)
     ap.add_argument('--batch', type=int, default=1); ap.add_argument('--repeats', type=int, default=3)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--d_model', type=int, default=64)
-    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'all'))
+    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'all'))
+    ap.add_argument('--auto-families', default='delta,gated-delta,hebbian,gla'); ap.add_argument('--auto-d', default='16,64')
+    ap.add_argument('--auto-batch', default='1,16,256'); ap.add_argument('--auto-T', default='8,16,32,64,128')
     ap.add_argument('--rate-T', default='1024,4096'); ap.add_argument('--rate-batch', default='1,16')
     a = ap.parse_args()
     if a.threads: torch.set_num_threads(a.threads)
     if a.part in ('generation', 'all'): generation(a)
     if a.part in ('rates', 'all'): rates(a)
+    if a.part in ('auto', 'all'): auto(a)
 
 def generation(a):
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
@@ -136,5 +146,28 @@ def rates(a, D=64, C=64):
                         r = flops * (3 if bwd else 1) / t / 1e9          # backward counted as twice the forward's products
                         print(f"{rule:12s} {'fwd+bwd' if bwd else 'fwd':7s} {B:3d} {T:6d} {name:44s} {t * 1e3:9.2f} {r:8.1f} {r / mm:10.2f} {r / best:6.2f} "
                               f"{t / t_ours:7.2f} {err:8.1e}", flush=True)
+
+def auto(a):
+    "loop / chunked forward+backward time per cell, auto's choice, and whether it is the faster form (or within 1.25x)."
+    from pavlovattn.core import choose_algorithm
+    print(f'# auto: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
+          f'threads {torch.get_num_threads()}, float32, forward + backward, chunk 64')
+    print(f"{'family':12s} {'d':>3s} {'B*H':>4s} {'T':>4s} {'loop ms':>8s} {'chunked ms':>10s} {'loop/chunked':>12s} {'auto':>10s} {'ok':>3s}")
+    n_ok = n = 0
+    for rule in a.auto_families.split(','):
+        fam = FAMILIES[rule]
+        for D in map(int, a.auto_d.split(',')):
+            for B in map(int, a.auto_batch.split(',')):
+                for T in map(int, a.auto_T.split(',')):
+                    q, k, v, kw = inputs(fam, B, T, D, torch.device('cpu'))
+                    def run(alg):
+                        xs = [x.clone().requires_grad_() for x in (q, k, v)]
+                        recur(xs[1], xs[2], xs[0], rule=rule, algorithm=alg, chunk=64, check=False, reads='out', **kw).out.sum().backward()
+                    t = {alg: timed(lambda alg=alg: run(alg), a.repeats) for alg in ('sequential', 'chunked')}
+                    pick = choose_algorithm(fam, T, D, True, B, 'cpu')
+                    ok = t[pick] <= 1.25 * min(t.values()); n_ok += ok; n += 1
+                    print(f"{rule:12s} {D:3d} {B:4d} {T:4d} {t['sequential'] * 1e3:8.2f} {t['chunked'] * 1e3:10.2f} "
+                          f"{t['sequential'] / t['chunked']:12.2f} {pick:>10s} {'ok' if ok else 'NO':>3s}", flush=True)
+    print(f'auto within 1.25x of the faster form in {n_ok} of {n} cells')
 
 if __name__ == '__main__': main()
