@@ -9,7 +9,7 @@ export MPLBACKEND := Agg
 .PHONY: reproduce test venv export clean-nbs docs docs-prereqs serve site-check chromium katex bench gpu-check gpu-wheels help
 
 help:
-	@echo "make reproduce   venv + every claim of the paper (reproduce-report.json) + the website in _docs/"
+	@echo "make reproduce   venv + the website in _docs/ + every claim that trains no model (reproduce-report.json); TIER=trained or TIER=full for more"
 	@echo "make test        venv + notebook tests + pytest + sync check + website in headless Chromium"
 	@echo "make docs        build the website into _docs/ (real quarto if on PATH, else the offline fallback, which needs npm once)"
 	@echo "make serve       serve _docs/ on http://localhost:8000/ (search works there, not from file://)"
@@ -18,12 +18,24 @@ help:
 	@echo "make gpu-check   the short check run there: the image's python3 plus the carried .whl/ (no venv, no registry)"
 
 venv: $(VENV)/.installed
+# torch first, from PyTorch's CPU wheel index when it answers within a few seconds: a plain `pip install torch` on Linux
+# resolves the CUDA build and pulls several GB of NVIDIA wheels. Where that index is unreachable (no network, a proxy, a
+# local wheel folder in pip's config), the plain package, with one line saying so. pip prints what it fetches as it goes.
+TORCH := torch==2.13.0
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+PIP_SHOWN = 2>&1 | { grep --line-buffered -v '^Requirement already satisfied' || true; }
 $(VENV)/.installed: settings.ini setup.py
 	@test -d $(VENV) || { echo "== venv: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV); }
-	@echo "== venv: installing torch 2.13.0 into $(VENV) (a large download; pip -q prints nothing for a few minutes)"
-	@$(BIN)/pip install -q "torch==2.13.0"    # first: the CPU wheel, so nothing pulls a multi-GB CUDA build
-	@echo "== venv: installing pavlovattn and its dependencies (numpy, pandas, matplotlib, numba, nbdev, jupyterlab, ...; a few minutes, silent)"
-	@$(BIN)/pip install -q -e ".[dev]"
+	@set -o pipefail; if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" 2>/dev/null; then \
+	  echo "== venv: installing $(TORCH) (CPU build) from $(TORCH_CPU_INDEX)"; \
+	  $(BIN)/pip install --progress-bar on --index-url $(TORCH_CPU_INDEX) "$(TORCH)" $(PIP_SHOWN); \
+	else \
+	  echo "== venv: $(TORCH_CPU_INDEX) could not be reached (5 s limit): installing $(TORCH) from pip's default index and wheel folders (on Linux without a local CPU wheel this is the CUDA build, several GB)"; \
+	  $(BIN)/pip install --progress-bar on "$(TORCH)" $(PIP_SHOWN); \
+	fi
+	@$(BIN)/python -c "import torch; print('== venv: torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"
+	@echo "== venv: installing pavlovattn and its dependencies (numpy, pandas, matplotlib, numba, nbdev, jupyterlab, ...)"
+	@set -o pipefail; $(BIN)/pip install --progress-bar on -e ".[dev]" $(PIP_SHOWN)
 	@touch $@
 	@echo "== venv: ready ($(VENV))"
 
@@ -62,10 +74,18 @@ chromium:
 site-check: chromium
 	$(BIN)/python tools/check_site.py _docs
 
+# Tiers: `make reproduce` runs every claim that trains no model (its measured cost is printed before it starts);
+# TIER=trained adds the trained-model claims (an hour or more from an empty cache), TIER=full runs everything at the
+# GPU-sized settings. The site is built first (it does not depend on the run) and the report is rewritten after every
+# claim, so a stopped run leaves the site and a partial report (its rows not run say so).
+TIER ?= default
+REPRODUCE_FLAGS = $(if $(filter trained,$(TIER)),--trained)$(if $(filter full,$(TIER)),--full)
 reproduce: docs-prereqs venv
-	@echo "== reproduce: every registered claim (a few minutes on a CPU; a progress bar names the claim running)"
-	$(BIN)/pavlovattn reproduce --json reproduce-report.json
-	$(MAKE) -s docs
+	@:$(if $(filter default trained full,$(TIER)),,$(error TIER must be default, trained or full; got $(TIER)))
+	@echo "== reproduce 1/2: the website into _docs/ (a few minutes)"
+	@$(MAKE) -s docs
+	@echo "== reproduce 2/2: the claims ($(TIER) tier; reproduce-report.json is rewritten after every claim)"
+	$(BIN)/pavlovattn reproduce $(REPRODUCE_FLAGS) --json reproduce-report.json
 	@echo "report: $$PWD/reproduce-report.json"
 	@echo "site:   $$PWD/_docs/index.html  (make serve: http://localhost:8000/, where search works)"
 

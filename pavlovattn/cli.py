@@ -8,7 +8,7 @@ import argparse, importlib, io, json, math, os, re, sys, warnings
 from . import __version__
 
 # %% auto #0
-__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'CEILINGS', 'UsageError', 'subcommand', 'main']
+__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'TRAINED_COST', 'CEILINGS', 'UsageError', 'subcommand', 'main']
 
 # %% ../nbs/10_cli.ipynb #55e9a38a
 class UsageError(Exception):
@@ -234,10 +234,11 @@ def _refuse_nonfinite(where, x, a):
 
 # %% ../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
-    p.add_argument('--only', nargs='+', metavar='ID', help='run only these claim ids')
-    p.add_argument('--full', action='store_true', help='the large (GPU-sized) settings')
+    p.add_argument('--only', nargs='+', metavar='ID', help='run only these claim ids (any tier)')
+    p.add_argument('--trained', action='store_true', help='also the trained-model claims (170 small models from an empty cache: an hour or more on a CPU)')
+    p.add_argument('--full', action='store_true', help='every claim, trained ones included, at the large (GPU-sized) settings')
     p.add_argument('--device', default='cpu', help='torch device (cpu, cuda, ...)')
-    p.add_argument('--json', metavar='PATH', help='also write the rows as a JSON list to PATH')
+    p.add_argument('--json', metavar='PATH', help="also write the rows as a JSON list to PATH, rewritten after every claim (rows not yet run say 'not run')")
     p.add_argument('--strict', action='store_true', help='exit 1 when any check fails')
     p.add_argument('--list', action='store_true', help='list claim ids (with --json PATH: as JSON) and exit')
     p.add_argument('--exact', action='store_true', help='only the exact, theorem-type claims')
@@ -248,12 +249,22 @@ def _reproduce_args(p):
     p.add_argument('--scheduler', default=None, metavar='ADDRESS', help='a running Dask scheduler (tcp://host:8786): the claims spread over its workers (implies --backend dask)')
     p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='with --backend: processes or local Dask workers')
 
+def _tier(a) -> str:
+    "The tier a `reproduce` call runs: `only` (the ids given), `full`, `trained` or `default`."
+    return 'only' if a.only else 'full' if a.full else 'trained' if a.trained else 'default'
+
+def _trains(claim) -> bool:
+    "Whether a claim trains models (the trained-probes page's claims): they run with `--trained` or `--full`, or by id with `--only`."
+    return claim.id.startswith('trained-')
+
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
 def _reproduce(a) -> int:
+    if a.json is not None and not a.json.strip(): raise UsageError('pavlovattn reproduce: --json needs a path; got an empty one')
     reg = _mod('registry')
     claims = reg.load_claims()
-    if a.json is not None and not a.json.strip(): raise UsageError('pavlovattn reproduce: --json needs a path; got an empty one')
-    ids = a.only or sorted((i for i, c in claims.items() if c.exact or not a.exact), key=lambda i: not claims[i].paper.covered)  # not covered: last
+    tier = _tier(a)
+    ids = a.only or sorted((i for i, c in claims.items() if (c.exact or not a.exact) and (tier != 'default' or not _trains(c) or a.list)),
+                           key=lambda i: not claims[i].paper.covered)  # not covered: last
     unknown = [i for i in ids if i not in claims]
     if unknown: raise UsageError(f"pavlovattn reproduce: unknown claim id(s) {', '.join(unknown)}; valid ids: {', '.join(claims)}")
     if a.list:
@@ -267,10 +278,18 @@ def _reproduce(a) -> int:
     if swept: _check_backend(a, 'pavlovattn reproduce')
     if a.scheduler is None: _check_device(a.device)                        # on a cluster, the workers' devices are the ones that count
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
+    if not a.quiet: print(_tier_plan(claims, ids, tier), file=sys.stderr, flush=True)
     if swept:
         try: rows, ok = _mod('sweep').reproduce(ids, a.full, a.device, a.backend or 'dask', a.scheduler, a.workers, progress=not a.quiet)
         except _mod('sweep').BackendError as e: raise UsageError(f'pavlovattn reproduce: {e}')
-    else: rows, ok = reg.run_claims(ids, full=a.full, device=a.device, progress=not a.quiet)
+    else:
+        rows, ok, stopped = _run_incrementally(reg, claims, ids, a)
+        if stopped is not None:                                          # Ctrl-C or SIGTERM: what finished, marked partial
+            print(reg.format_table(rows, wide=a.wide))
+            print(f'PARTIAL: {len(rows)} of {len(ids)} claims ran before the run was stopped' + (f'; the report {a.json} is partial too '
+                  "(its rows not run say 'not run')" if a.json else ''))
+            print(f'pavlovattn reproduce: stopped after {len(rows)} of {len(ids)} claims', file=sys.stderr)
+            return stopped
     print(reg.format_table(rows, wide=a.wide))
     if a.json: _write_json(a.json, rows); print(f'report: {a.json}')
     if not ok:
@@ -278,6 +297,66 @@ def _reproduce(a) -> int:
         return 1
     if a.strict and any(r['check'] == 'fail' for r in rows): return 1
     return 0
+
+def _costs() -> dict:
+    "The measured seconds per claim (`pavlovattn/data/claim_costs.json`, written by `tools/claim_costs.py` from a report) and where they were measured."
+    try: return json.loads((__import__('pathlib').Path(importlib.import_module('pavlovattn').__file__).parent / 'data' / 'claim_costs.json').read_text())
+    except (OSError, ValueError): return {'seconds': {}, 'measured': 'no measured costs installed'}
+
+# What the trained-model claims cost, as measured on the trained-probes page (they are not in the costs file: from an empty
+# cache they train for an hour or more; with the checkpoints cached they take minutes).
+TRAINED_COST = ('170 small models from an empty cache: about 1-1.5 h on one idle core, 4-5 h on a loaded 2-core machine '
+                '(trained-probes page); minutes once their checkpoints are cached')
+
+def _minutes(s:float) -> str: return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
+
+def _tier_plan(claims, ids, tier) -> str:
+    "The line printed before a run: what it runs, its measured cost, and what the other tiers add."
+    cost = _costs(); sec = cost['seconds']
+    trained = [i for i in ids if _trains(claims[i])]
+    known = sum(sec[i] for i in ids if i in sec and i not in trained); unknown = [i for i in ids if i not in sec and i not in trained]
+    what = {'default': 'default tier: every claim that trains no model', 'trained': 'tier --trained: every claim, trained models included',
+            'full': 'tier --full: every claim at the large (GPU-sized) settings', 'only': 'the claims given'}[tier]
+    est = (f"measured {_minutes(known)} ({cost['measured']})" if tier != 'full' else 'not measured on a CPU (sized for a GPU)')
+    if unknown and tier != 'full': est += f'; {len(unknown)} claim(s) not measured'
+    if trained: est += f'; the {len(trained)} trained-model claim(s): {TRAINED_COST}'
+    rest = {'default': '; --trained adds the 6 trained-model claims, --full runs everything at the GPU-sized settings',
+            'trained': '; --full runs everything at the GPU-sized settings'}.get(tier, '')
+    return _one_line(f'pavlovattn reproduce: {what}: {len(ids)} claim(s), {est}{rest}')
+
+def _pending(claims, i) -> dict:
+    "The report row of a claim not (yet) run: a partial report says so row by row."
+    c = claims[i]
+    return dict(id=i, claim=c.claim, source=c.source, expected=c.expected, measured='not run: the run stopped before this claim (partial report)',
+                verdict='not run', check='not run', paper='not run', paper_rule=c.paper.rule(), seconds=None, data={'partial': True})
+
+def _rewritable(path) -> bool:
+    "Whether a report path may be rewritten after every claim: a regular file or a new one (a FIFO or device takes one write, at the end)."
+    try: return __import__('stat').S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError: return not os.path.abspath(path).startswith(('/dev/', '/proc/'))
+    except OSError: return False
+
+def _run_incrementally(reg, claims, ids, a):
+    "Run `ids` one by one; a bar weighted by each claim's measured cost gives the ETA; `--json` is rewritten after each. (rows, ok, exit status if stopped)."
+    sec = _costs()['seconds']; mean = sum(sec.values()) / len(sec) if sec else 1.0
+    w = {i: max(sec.get(i, mean), 0.05) for i in ids}
+    incremental = bool(a.json) and _rewritable(a.json)
+    rows, ok = [], True
+    from tqdm.auto import tqdm
+    bar = tqdm(total=sum(w.values()), disable=a.quiet, leave=False, file=sys.stderr, unit='s',
+               bar_format='{desc} {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, ETA {remaining}')
+    try:
+        with _mod('cache')._terminate_as_exit():                          # SIGTERM: the report so far stays, marked partial
+            for n, i in enumerate(ids):
+                if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]])
+                bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
+                r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False)
+                rows += r; ok = ok and o; bar.update(w[i])
+    except (KeyboardInterrupt, SystemExit) as e:
+        bar.close()
+        return rows, ok, 130 if isinstance(e, KeyboardInterrupt) else (e.code if isinstance(e.code, int) else 1)
+    bar.close()
+    return rows, ok, None
 
 def _strict(obj, cmd):
     "`obj` with every NaN and infinity replaced by null (strict JSON), and one note on stderr when there were any."

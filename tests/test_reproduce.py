@@ -90,3 +90,45 @@ def test_no_placeholder_source_links():
     nbs = Path(__file__).resolve().parent.parent / 'nbs'
     bad = [p.name for p in sorted(nbs.glob('*.ipynb')) if '](https://github.com/example/' in p.read_text()]
     assert not bad, bad
+
+# ---- issue 36: tiers, the plan line, partial reports ----
+def test_default_tier_trains_nothing_and_says_what_it_costs(tmp_path):
+    "The plan line comes first on stderr: the tier, its claims, their measured cost, what the other tiers add; no trained claim runs."
+    from pavlovattn.cli import _costs
+    out = tmp_path / 'r.json'
+    r = pv('reproduce', '--exact', '--json', str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    plan = r.stderr.splitlines()[0]
+    assert plan.startswith('pavlovattn reproduce: default tier: every claim that trains no model: ') and 'measured ' in plan and '--trained adds' in plan
+    ids = [x['id'] for x in json.loads(out.read_text())]
+    assert ids and not [i for i in ids if i.startswith('trained-')]
+    assert set(ids) <= set(_costs()['seconds'])                        # every claim of the default tier has a measured cost
+
+def test_only_trained_claims_train(tmp_path):
+    "The claims left out of the default tier are exactly the trained-probes page's claims (the ones that train models)."
+    from pavlovattn.registry import load_claims
+    from pavlovattn.cli import _trains
+    claims = load_claims()
+    assert {i for i, c in claims.items() if _trains(c)} == {i for i, c in claims.items() if c.module == 'pavlovattn.probes'}
+
+@pytest.mark.parametrize('sig, status', [(2, 130), (15, 143)])        # SIGINT (Ctrl-C), SIGTERM
+def test_a_stopped_run_leaves_a_partial_report(tmp_path, sig, status):
+    "Stopped after its first claim, the run prints what finished and PARTIAL, and the JSON report holds that row and 'not run' rows."
+    import os, signal, time
+    out = tmp_path / 'r.json'
+    ids = ['core-deltanet-is-rescorla-wagner', 'designs-rw-reference', 'blocking-closed-form']   # the second takes seconds
+    p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.cli', 'reproduce', '--only', *ids, '--json', str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t = time.time()
+    while time.time() - t < 300:
+        try: rows = json.loads(out.read_text())
+        except (OSError, ValueError): rows = []
+        if rows and rows[0]['check'] != 'not run': break
+        time.sleep(0.05)
+    p.send_signal(sig)
+    stdout, stderr = p.communicate(timeout=300)
+    rows = json.loads(out.read_text())
+    assert p.returncode == status, stderr[-2000:]
+    assert [x['id'] for x in rows] == ids and rows[0]['check'] in ('pass', 'fail')
+    assert [x['check'] for x in rows[1:]] == ['not run', 'not run'] and all(x['data'] == {'partial': True} for x in rows[1:])
+    assert 'PARTIAL: 1 of 3 claims ran' in stdout and stderr.rstrip().endswith('pavlovattn reproduce: stopped after 1 of 3 claims')
