@@ -4,22 +4,23 @@
 
 # %% ../nbs/18_pretrained.ipynb #c00235
 from __future__ import annotations
-import math, os, sys
+import inspect, math, os, sys
 from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 import pandas as pd
 from .core import recur
 from .designs import parse_design
-from .phenomena import effect, direction, agrees
+from .phenomena import direction, agrees
 from .probes import DESIGNS, INTERVALS
 from . import dissociation, battery, probes
 
 # %% auto #0
-__all__ = ['ARCHS', 'KERNELS', 'NONCE', 'OUTCOMES', 'NOTHING', 'TEXT_CONTRASTS', 'HEAT', 'tiny_model', 'linear_layers', 'Reading',
-           'reading', 'read_layers', 'replay', 'rel_error', 'Prompt', 'text_design', 'word_tokenizer', 'us_logprob',
-           'us_logprobs', 'text_scores', 'text_probes', 'cue_numbers', 'head_run', 'head_battery', 'plot_heads',
-           'exactness', 'probe_model', 'load_model', 'summary', 'text_report']
+__all__ = ['ARCHS', 'KERNELS', 'FLA_LAYERS', 'NONCE', 'OUTCOMES', 'NOTHING', 'TEXT_CONTRASTS', 'HEAT', 'tiny_model',
+           'linear_layers', 'Reading', 'reading', 'read_layers', 'replay', 'final_state', 'rel_error', 'Prompt',
+           'text_design', 'word_tokenizer', 'us_logprob', 'us_logprobs', 'text_scores', 'paired_effect', 'text_probes',
+           'cue_numbers', 'head_run', 'head_battery', 'plot_heads', 'exactness', 'probe_model', 'load_model', 'summary',
+           'text_report']
 
 # %% ../nbs/18_pretrained.ipynb #c00635
 _LIN = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=8, linear_conv_kernel_dim=4)
@@ -50,58 +51,93 @@ def tiny_model(arch:str='qwen3_next', # a key of `ARCHS`
 
 # %% ../nbs/18_pretrained.ipynb #c00935
 KERNELS = ('torch_chunk_gated_delta_rule', 'torch_recurrent_gated_delta_rule')   # the names transformers' Gated DeltaNet layers call
+FLA_LAYERS = {   # fla's layer classes (`fla.layers`, package flash-linear-attention): the recurrence functions their module calls, and our family
+    'DeltaNet': (('chunk_delta_rule', 'fused_recurrent_delta_rule'), 'delta'),
+    'GatedDeltaNet': (('chunk_gated_delta_rule', 'fused_recurrent_gated_delta_rule'), 'gated-delta'),
+    'GatedLinearAttention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),
+}
+
+def _kernels(m) -> tuple|None:
+    "(names of the recurrence functions a layer calls, our family) for a layer this package reads; None for any other module."
+    name, mod = type(m).__name__, type(m).__module__
+    if mod.startswith('fla.layers.') and name in FLA_LAYERS: return FLA_LAYERS[name]
+    if name.endswith('GatedDeltaNet') and any(hasattr(sys.modules.get(mod), k) for k in KERNELS): return KERNELS, 'gated-delta'
+    return None
 
 def linear_layers(model) -> dict:
-    "{name: module} of the Gated DeltaNet layers of a transformers model: modules whose own code module calls the gated delta rule by one of `KERNELS`."
-    out = {}
-    for name, m in model.named_modules():
-        mod = sys.modules.get(type(m).__module__)
-        if type(m).__name__.endswith('GatedDeltaNet') and any(hasattr(mod, k) for k in KERNELS): out[name] = m
-    return out
+    "{name: module} of the linear-attention layers this package reads: `transformers`' Gated DeltaNet layers (their code module calls one of `KERNELS`) and fla's layers of `FLA_LAYERS`."
+    return {name: m for name, m in model.named_modules() if _kernels(m) is not None}
+
 
 # %% ../nbs/18_pretrained.ipynb #c01235
 class Reading(NamedTuple):
     "What one linear-attention layer's recurrence consumed and produced on a forward pass, in the package's conventions (heads = value heads)."
-    q: torch.Tensor      # [B,T,H,dk] queries as the recurrence reads them (L2-normalised, scaled by dk^-1/2, repeated over value heads)
-    k: torch.Tensor      # [B,T,H,dk] keys (L2-normalised, repeated over value heads)
+    q: torch.Tensor      # [B,T,H,dk] queries as the recurrence reads them (after its q/k norm, scaled by dk^-1/2, repeated over value heads)
+    k: torch.Tensor      # [B,T,H,dk] keys (after the recurrence's own q/k norm, repeated over value heads)
     v: torch.Tensor      # [B,T,H,dv] values (after the layer's convolution and activation)
-    beta: torch.Tensor   # [B,T,H] write rates
-    gamma: torch.Tensor  # [B,T,H] decays, exp(g) of the layer's log-space gate
+    beta: torch.Tensor   # [B,T,H] write rates (ones where the layer has none: GLA)
+    gamma: torch.Tensor  # [B,T,H] decays, exp of the layer's log-space gate (ones for the delta rule); [B,T,H,dk] per key channel (GLA)
     core: torch.Tensor   # [B,T,H,dv] the layer's own recurrence output, before its output gate, norm and projection
+    rule: str = 'gated-delta'   # the family of `recur` the layer runs: 'delta', 'gated-delta' or 'gla'
 
 def _l2(x, eps=1e-6): return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + eps)   # the layer's own L2 norm (fla's, eps 1e-6)
 
-def _convert(a:dict, core) -> Reading:
-    "A kernel call's arguments as `recur` takes them: fp32, query/key norm and query scale applied, key heads repeated per value head."
-    q, k, v = (a[n].float() for n in ('query', 'key', 'value'))
+def _convert(a:dict, core, rule:str) -> Reading:
+    "A recurrence call's arguments (q, k, v, g or gk, beta and the kernel's flags) as `recur` takes them: fp32; the q/k L2 norm, β sigmoid and gate that the kernel applies itself applied here; q scaled (dk^-1/2 unless the call gives a scale); key heads repeated per value head."
+    q, k, v = (a[n].float() for n in 'qkv')
     if a.get('use_qk_l2norm_in_kernel', False): q, k = _l2(q), _l2(k)
     r = v.shape[2] // k.shape[2]
     if r > 1: q, k = q.repeat_interleave(r, dim=2), k.repeat_interleave(r, dim=2)
-    q = q * q.shape[-1] ** -0.5
-    if a.get('initial_state') is not None: raise ValueError('the layer ran from a cached state: read a fresh forward pass (use_cache=False)')
-    return Reading(q, k, v, a['beta'].float(), a['g'].float().exp(), core.float())
+    q = q * (q.shape[-1] ** -0.5 if a.get('scale') is None else a['scale'])
+    ones = torch.ones(v.shape[:3], device=v.device)
+    beta = ones if a.get('beta') is None else a['beta'].float()
+    if a.get('use_beta_sigmoid_in_kernel'): beta = beta.sigmoid() * (2 if a.get('allow_neg_eigval') else 1)
+    g = a.get('g', a.get('gk'))
+    if g is not None and a.get('use_gate_in_kernel'): g = -a['A_log'].float().exp() * F.softplus(g.float() + a['dt_bias'].float())
+    return Reading(q, k, v, beta, ones if g is None else g.float().exp(), core.float(), rule)
+
 
 # %% ../nbs/18_pretrained.ipynb #c01435
+def _torch_path(fn):
+    "`transformers`' own torch function under its kernel decorator (`inspect.unwrap`), keeping the decorator's filter of keywords: what runs on a CPU also where fla is installed, since `transformers` then binds fla's Triton kernels."
+    base = inspect.unwrap(fn)
+    if base is fn: return fn
+    ok = inspect.signature(base).parameters
+    return lambda *a, **kw: base(*a, **{n: x for n, x in kw.items() if n in ok})
+
 class reading:
-    "Context manager: while open, every forward pass of `model` records, per Gated DeltaNet layer, what its recurrence consumed (`Reading`) in `.layers[name]`."
+    "Context manager: while open, every forward pass of `model` records, per linear-attention layer, what its recurrence consumed (`Reading`) in `.layers[name]`; a pass from the model's cache extends the layer's reading, if the cached state is the one that reading reaches."
     def __init__(self, model, layers:dict|None=None):
         self.model, self.layers, self._hooks, self._saved = model, {}, [], []
         self.modules = linear_layers(model) if layers is None else layers
-        if not self.modules: raise ValueError(f'{type(model).__name__} has no Gated DeltaNet layer this package can read '
-                                              f'(supported: transformers layers calling {" or ".join(KERNELS)})')
+        if not self.modules: raise ValueError(f'{type(model).__name__} has no linear-attention layer this package can read (supported: transformers layers '
+                                              f'calling {" or ".join(KERNELS)}; fla layers {", ".join(FLA_LAYERS)})')
     def _pre(self, name):
         def hook(mod, args):
-            g = vars(sys.modules[type(mod).__module__])
-            for k in KERNELS:
+            names, rule = _kernels(mod); g = vars(sys.modules[type(mod).__module__])
+            pos = ('q', 'k', 'v', 'g', 'beta') if names is KERNELS else ('q', 'k', 'v')   # positional arguments, by the callee's names
+            for k in names:
                 if k not in g: continue
                 fn = g[k]; self._saved.append((g, k, fn))
-                def rec(query, key, value, *rest, _fn=fn, **kw):
-                    out = _fn(query, key, value, *rest, **kw)
-                    a = dict(zip(('g', 'beta'), rest), query=query, key=key, value=value, **kw)
-                    self.layers[name] = _convert(a, out[0] if isinstance(out, tuple) else out)
+                def rec(*args, _fn=fn, **kw):
+                    a = {**dict(zip(pos, args)), **{dict(query='q', key='k', value='v').get(n, n): x for n, x in kw.items()}}
+                    run = _torch_path(_fn) if names is KERNELS and a['q'].device.type == 'cpu' else _fn
+                    out = run(*args, **kw)
+                    self._record(name, _convert(a, out[0] if isinstance(out, tuple) else out, rule), a.get('initial_state'), a.get('state_v_first', False))
                     return out
                 g[k] = rec
         return hook
+    def _record(self, name, r, S0, v_first):
+        "A pass from no state (or a zero one, nothing read before) replaces the layer's reading; a pass from a cached state is appended to it, once that state is checked against the one our recurrence reaches on the reading so far."
+        prev = self.layers.get(name)
+        if S0 is None or (prev is None and not bool(S0.any())): self.layers[name] = r; return
+        if prev is None or prev.v.shape[0] != r.v.shape[0]:
+            raise ValueError(f'{name} ran from a cached state that this reading did not see: open the reading before the pass that filled the cache '
+                             f'(or read a fresh forward pass, use_cache=False)')
+        S0 = S0.double() if v_first else S0.double().transpose(-1, -2)      # ours: [B,H,dv,dk]; transformers and fla store [B,H,dk,dv]
+        err = rel_error(final_state(prev).to(S0.device), S0)
+        if err > 1e-5: raise ValueError(f'{name}: the cached state is not the one its reading reaches (relative error {err:.1e}); read a fresh forward pass (use_cache=False)')
+        self.layers[name] = Reading(*(torch.cat([x, y], 1) for x, y in zip(prev[:-1], r[:-1])), r.rule)
     def _restore(self, *_):
         while self._saved: g, k, fn = self._saved.pop(); g[k] = fn
     def __enter__(self):
@@ -113,21 +149,37 @@ class reading:
         for h in self._hooks: h.remove()
         self._hooks = []
 
+
 # %% ../nbs/18_pretrained.ipynb #c01535
 @torch.no_grad()
-def read_layers(model, input_ids:torch.Tensor) -> dict:
-    "{layer name: `Reading`} of one forward pass of `model` on `input_ids` `[B,T]` (no cache), and the logits `[B,T,vocab]` under the key 'logits'."
-    dev = next(model.parameters()).device
-    with reading(model) as r: out = model(input_ids=input_ids.to(dev), use_cache=False)
-    return {**r.layers, 'logits': out.logits.float()}
+def read_layers(model, input_ids:torch.Tensor,
+                cached:bool=False,   # False: one forward pass without cache; True: the first token, then one token at a time from the model's cache (`past_key_values`), as it decodes
+               ) -> dict:
+    "{layer name: `Reading`} of `model` on `input_ids` `[B,T]`, and the logits `[B,T,vocab]` under the key 'logits'."
+    ids = input_ids.to(next(model.parameters()).device)
+    with reading(model) as r:
+        if not cached: logits = model(input_ids=ids, use_cache=False).logits
+        else:
+            out = model(input_ids=ids[:, :1], use_cache=True); ls = [out.logits]
+            for t in range(1, ids.shape[1]):
+                out = model(input_ids=ids[:, t:t + 1], past_key_values=out.past_key_values, use_cache=True); ls.append(out.logits)
+            logits = torch.cat(ls, 1)
+    return {**r.layers, 'logits': logits.float()}
+
+def _gamma(r): return None if r.rule == 'delta' else r.gamma
 
 def replay(r:Reading, algorithm:str='auto') -> torch.Tensor:
-    "The package's Gated DeltaNet recurrence (`recur`, family 'gated-delta') on a layer's `Reading`: its outputs `[B,T,H,dv]`."
-    return recur(r.k, r.v, r.q, 'gated-delta', beta=r.beta, gamma=r.gamma, reads='out', algorithm=algorithm).out
+    "The package's recurrence (`recur`, the layer's family `r.rule`) on a layer's `Reading`: its outputs `[B,T,H,dv]`."
+    return recur(r.k, r.v, r.q, r.rule, beta=r.beta, gamma=_gamma(r), reads='out', algorithm=algorithm).out
+
+def final_state(r:Reading) -> torch.Tensor:
+    "The state `[B,H,dv,dk]` (float64) that our recurrence reaches at the end of a layer's `Reading`: what a cache after those tokens must hold."
+    return recur(r.k.double(), r.v.double(), r.q.double(), r.rule, beta=r.beta.double(), gamma=None if r.rule == 'delta' else r.gamma.double(), reads=False).state
 
 def rel_error(a:torch.Tensor, b:torch.Tensor) -> float:
     "Relative error max|a - b| / max|b|."
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+
 
 # %% ../nbs/18_pretrained.ipynb #c02135
 NONCE = ('wug', 'dax', 'blick', 'toma', 'fep', 'zorp', 'kiki', 'lorp', 'mib', 'tupa', 'nork', 'veep', 'sprock', 'gazz', 'plim', 'drob')
@@ -151,9 +203,9 @@ def text_design(design:str,        # a design string with fixed trial orders and
     d = parse_design(design); letters = [c for c in d.cues if c != filler]
     if len(letters) + n_fillers + 1 > len(NONCE) or n_fillers + 1 > len(OUTCOMES): raise ValueError(f'{design!r} needs more nonce words than the {len(NONCE)} of NONCE')
     L = max(g.n for g in d.groups)
-    gen = torch.Generator().manual_seed(seed)
     out = {g.name: [] for g in d.groups}
-    for _ in range(n):
+    for i in range(n):
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + i)   # sequence i draws the same words and US in every design (R(m) pairs across designs)
         w = [NONCE[i] for i in torch.randperm(len(NONCE), generator=gen)[:len(letters) + n_fillers + 1]]
         o = [OUTCOMES[i] for i in torch.randperm(len(OUTCOMES), generator=gen)[:n_fillers + 1]]
         word = dict(zip(letters, w)); fills, never, us = w[len(letters):-1], w[-1], o[0]
@@ -185,6 +237,10 @@ def word_tokenizer():
 # %% ../nbs/18_pretrained.ipynb #c02735
 def _device(model): return next(model.parameters()).device
 
+def _logits(model, ids):
+    "The model's last-position logits `[B,vocab]` on `ids` without cache, its layers read (so on a CPU `transformers`' torch recurrence runs)."
+    with reading(model): return model(input_ids=ids.to(_device(model)), use_cache=False).logits[:, -1].float()
+
 def _encode(tok, p:Prompt) -> tuple:
     "Token ids `[1,T]` of a prompt, the token position of each cue occurrence (its word's last token), and the US's first token."
     e = tok(p.text, return_offsets_mapping=True)                  # with the tokenizer's own special tokens (a BOS where it adds one)
@@ -197,7 +253,7 @@ def _encode(tok, p:Prompt) -> tuple:
 def us_logprob(model, tok, p:Prompt) -> float:
     "log p(US word's first token | prompt): the model's next-token log-probability of the outcome after the probed cue."
     ids, _, us = _encode(tok, p)
-    return float(model(input_ids=ids.to(_device(model)), use_cache=False).logits[0, -1].float().log_softmax(-1)[us])
+    return float(_logits(model, ids)[0].log_softmax(-1)[us])
 
 @torch.no_grad()
 def us_logprobs(model, tok, prompts:list, batch:int=16) -> torch.Tensor:
@@ -208,7 +264,7 @@ def us_logprobs(model, tok, prompts:list, batch:int=16) -> torch.Tensor:
     for idx in by_len.values():
         for a in range(0, len(idx), batch):
             part = idx[a:a + batch]
-            lp = model(input_ids=torch.cat([enc[i][0] for i in part]).to(_device(model)), use_cache=False).logits[:, -1].float().log_softmax(-1)
+            lp = _logits(model, torch.cat([enc[i][0] for i in part])).log_softmax(-1)
             out[part] = lp[torch.arange(len(part)), torch.tensor([enc[i][2] for i in part])].double().cpu()
     return out
 
@@ -228,8 +284,13 @@ TEXT_CONTRASTS = (   # (name, x, y): effect = mean x - mean y of the US's log-pr
     ('overshadowing index (single - compound)', ('overshadowing', 'single', '#B'), ('overshadowing', 'comp', '#B')),
 )
 
+def paired_effect(x, y) -> tuple:
+    "(effect, se) of two read-outs of the same subjects (x_i and y_i from sequence i): the mean difference and its paired standard error sd(x - y) / sqrt(n) (0 for one subject)."
+    d = torch.as_tensor(x).double().cpu() - torch.as_tensor(y).double().cpu()
+    return float(d.mean()), (float(d.std()) / math.sqrt(len(d)) if len(d) > 1 else 0.0)
+
 def text_probes(model, tok, n:int=20, seed:int=0) -> pd.DataFrame:
-    "The in-context designs of the trained-probes page written as text, through the whole model: each contrast's effect on log p(US), its s.e. and 95% CI over `n` sequences, and its direction."
+    "The in-context designs of the trained-probes page written as text, through the whole model: each contrast's effect on log p(US), its paired s.e. and 95% CI over `n` sequences, and its direction."
     runs = {d: text_scores(model, tok, DESIGNS[d], n, seed) for d in ('acquisition', 'blocking', 'overshadowing')}
     rows = []
     for name, x, y in TEXT_CONTRASTS:
@@ -239,7 +300,7 @@ def text_probes(model, tok, n:int=20, seed:int=0) -> pd.DataFrame:
         rows.append((f'recovery R({m})', rec[m]['A']['#A'] - rec[0]['A']['#A'], rec[m]['N']['#N'] - rec[0]['N']['#N']))
     out = []
     for name, x, y in rows:
-        e, se = effect(x, y)
+        e, se = paired_effect(x, y)
         out.append(dict(contrast=name, effect=e, se=se, ci_low=e - 1.96 * se, ci_high=e + 1.96 * se, direction=direction(e, se, exact=False)))
     df = pd.DataFrame(out).set_index('contrast'); df.attrs.update(n=n, seed=seed, score='log p(US first token | prompt), nats')
     return df
@@ -247,21 +308,22 @@ def text_probes(model, tok, n:int=20, seed:int=0) -> pd.DataFrame:
 # %% ../nbs/18_pretrained.ipynb #c03135
 @torch.no_grad()
 def cue_numbers(model, tok, n:int=20, seed:int=0, design:str=DESIGNS['blocking']) -> dict:
-    "{layer: {'k': {cue: [n,H,dk]}, 'beta': {cue: [n,H]}, 'gamma': {cue: [n,H]}}}: each head's unit key (mean over the cue word's occurrences, renormalised), write rate and decay on each cue of `design`'s text prompts."
-    acc = {}
+    "{layer: {'k': {cue: [n,H,dk]}, 'beta': {cue: [n,H]}, 'gamma': {cue: [n,H] or [n,H,dk]}, 'rule': family}}: each head's unit key (mean over the cue word's occurrences, renormalised), write rate and decay on each cue of `design`'s text prompts."
+    acc, rules = {}, {}
     for seq in zip(*text_design(design, n, seed).values()):            # one sequence: its prompt in every group (same words)
         per = {}
         for p, _ in seq:
             ids, pos, _ = _encode(tok, p)
             for name, r in read_layers(model, ids).items():
                 if name == 'logits': continue
+                rules[name] = r.rule
                 for c, t in pos: per.setdefault(name, {}).setdefault(c, []).append((r.k[0, t], r.beta[0, t], r.gamma[0, t]))
         for name, cues in per.items():
             for c, xs in cues.items():
                 k, b, g = (torch.stack(z).mean(0) for z in zip(*xs))
                 d = acc.setdefault(name, {'k': {}, 'beta': {}, 'gamma': {}})
                 for key, val in (('k', F.normalize(k.double(), dim=-1)), ('beta', b.double()), ('gamma', g.double())): d[key].setdefault(c, []).append(val)
-    return {name: {key: {c: torch.stack(v) for c, v in d[key].items()} for key in d} for name, d in acc.items()}
+    return {name: {**{key: {c: torch.stack(v) for c, v in d[key].items()} for key in d}, 'rule': rules[name]} for name, d in acc.items()}
 
 def _steps(design) -> dict:
     "{group: [(cues, US magnitude, probe label or None), ...]} of a fixed-order design."
@@ -269,17 +331,17 @@ def _steps(design) -> dict:
             for g in parse_design(design).groups}
 
 # %% ../nbs/18_pretrained.ipynb #c03235
-def head_run(steps:list, nums:dict) -> dict:
-    "One design's steps through every head's Gated DeltaNet recurrence at once (subjects = sequences): one write a trial, key = the present cues' unit keys summed and renormalised, beta and gamma their means; a probe reads before writing and neither writes nor forgets; an empty step (no cues) decays by cue A's gamma and writes nothing. {probe label: read-outs [n,H]}."
+def head_run(steps:list, nums:dict, rule:str='gated-delta') -> dict:
+    "One design's steps through every head's recurrence (family `rule`) at once (subjects = sequences): one write a trial, key = the present cues' unit keys summed and renormalised, beta and gamma their means; a probe reads before writing and neither writes nor forgets; an empty step (no cues) decays by cue A's gamma and writes nothing. {probe label: read-outs [n,H]}."
     K, B, G = nums['k'], nums['beta'], nums['gamma']
-    n, H, dk = next(iter(K.values())).shape; T = len(steps)
+    n, H, dk = next(iter(K.values())).shape; T = len(steps); gs = next(iter(G.values())).shape[2:]   # () or (dk,): per key channel
     k = torch.zeros(n, T, H, dk, dtype=torch.float64); v = torch.zeros(n, T, H, 1, dtype=torch.float64)
-    b = torch.zeros(n, T, H, dtype=torch.float64); g = torch.ones(n, T, H, dtype=torch.float64)
+    b = torch.zeros(n, T, H, dtype=torch.float64); g = torch.ones(n, T, H, *gs, dtype=torch.float64)
     for t, (cues, lam, probe) in enumerate(steps):
         if not cues: g[:, t] = G['A']; continue
         k[:, t] = F.normalize(sum(K[c] for c in cues), dim=-1)
         if probe is None: g[:, t] = sum(G[c] for c in cues) / len(cues); b[:, t] = sum(B[c] for c in cues) / len(cues); v[:, t, :, 0] = lam
-    pred = recur(k, v, rule='gated-delta', beta=b, gamma=g).pred[..., 0]
+    pred = recur(k, v, rule=rule, beta=b, gamma=None if rule == 'delta' else g).pred[..., 0]
     return {probe: pred[:, t] for t, (_, _, probe) in enumerate(steps) if probe is not None}
 
 # %% ../nbs/18_pretrained.ipynb #c03435
@@ -301,19 +363,20 @@ def _head_phenomena() -> list:
     return out
 
 def head_battery(nums:dict) -> pd.DataFrame:
-    "Per layer and head: mean beta and gamma on the cues, the overlap of cue keys A and B, and blocking, overshadowing, extinction and spontaneous recovery through the head's own recurrence (effect, s.e., direction, agreement with Rescorla–Wagner)."
+    "Per layer and head: its family, mean beta and gamma on the cues (gamma averaged over key channels for GLA), the overlap of cue keys A and B, and blocking, overshadowing, extinction and spontaneous recovery through the head's own recurrence (effect, s.e., direction, agreement with Rescorla–Wagner)."
     rows = []
     for li, (layer, d) in enumerate(nums.items()):
-        H = d['k']['A'].shape[1]
-        row = [dict(layer=layer, index=li, head=h, beta=float(torch.stack(list(d['beta'].values())).mean((0, 1))[h]),
-                    gamma=float(torch.stack(list(d['gamma'].values())).mean((0, 1))[h]),
+        H = d['k']['A'].shape[1]; rule = d.get('rule', 'gated-delta')
+        gam = torch.stack(list(d['gamma'].values())).mean((0, 1)).reshape(H, -1).mean(-1)
+        row = [dict(layer=layer, index=li, head=h, rule=rule, beta=float(torch.stack(list(d['beta'].values())).mean((0, 1))[h]),
+                    gamma=float(gam[h]),
                     overlap_AB=float((d['k']['A'][:, h] * d['k']['B'][:, h]).sum(-1).mean())) for h in range(H)]
         for name, groups, x, y, pred in _head_phenomena():
-            runs = {g: head_run(st, d) for g, st in groups.items()}
+            runs = {g: head_run(st, d, rule) for g, st in groups.items()}
             rd = lambda r: runs[r[0]]['#' + r[1].lstrip('#')]
             X, Y = rd(x), rd(y)
             for h in range(H):
-                e, se = effect(X[:, h], Y[:, h]); dr = direction(e, se, exact=False)
+                e, se = paired_effect(X[:, h], Y[:, h]); dr = direction(e, se, exact=False)
                 row[h].update({name: e, f'{name} se': se, f'{name} dir': dr, f'{name} rw': agrees(pred, dr)})
         rows += row
     return pd.DataFrame(rows).set_index(['layer', 'head'])
@@ -336,12 +399,12 @@ def plot_heads(df:pd.DataFrame, cols=HEAT, axs=None):
 
 # %% ../nbs/18_pretrained.ipynb #c03935
 def exactness(model, tok, seed:int=0) -> dict:
-    "{layer: relative error} of our recurrence on each Gated DeltaNet layer's reading against the layer's own core output, on one text prompt (the blocking design's)."
+    "{layer: relative error} of our recurrence on each linear-attention layer's reading against the layer's own core output, on one text prompt (the blocking design's)."
     p = text_design(DESIGNS['blocking'], 1, seed)['exp'][0][0]
     R = read_layers(model, _encode(tok, p)[0])
     return {name: rel_error(replay(r), r.core) for name, r in R.items() if name != 'logits'}
 
-def probe_model(model,          # a loaded transformers causal LM with Gated DeltaNet layers (e.g. `tiny_model()`, or from `load_model`)
+def probe_model(model,          # a loaded causal LM with layers `linear_layers` finds (transformers' Gated DeltaNet, fla's) (e.g. `tiny_model()`, or from `load_model`)
                 tok,            # its tokenizer (a fast one: the cue positions come from its offsets)
                 n:int=20,       # sequences per design (nonce words and US drawn per sequence)
                 seed:int=0,
@@ -358,6 +421,8 @@ def load_model(name:str, device='cpu', dtype:str='float32'):
     "(model, tokenizer) from a local directory or the local Hugging Face cache, never from the network; a missing model raises FileNotFoundError saying how to get it."
     try: import transformers
     except ImportError: raise ImportError('probe-model needs transformers: pip install "pavlovattn[hf]"') from None
+    try: import fla.models   # registers fla's model types with transformers' Auto classes, where fla is installed
+    except Exception: pass
     if name.startswith('tiny:'):
         return tiny_model(name[5:], vocab=len(word_tokenizer()), device=device), word_tokenizer()
     try:
@@ -382,7 +447,7 @@ def summary(res:dict, name:str='') -> dict:
 def text_report(res:dict, name:str='') -> str:
     "A `probe_model` result as the lines `pavlovattn probe-model` prints."
     t, h = res['text'], res['heads']
-    out = [f"probe-model {name}: {len(res['exactness'])} Gated DeltaNet layers, {h.shape[0]} heads, n = {t.attrs['n']} sequences, seed {t.attrs['seed']}",
+    out = [f"probe-model {name}: {len(res['exactness'])} linear-attention layers, {h.shape[0]} heads, n = {t.attrs['n']} sequences, seed {t.attrs['seed']}",
            'exactness (our recurrence vs the layer, relative): ' + ', '.join(f'{k} {v:.1e}' for k, v in res['exactness'].items()),
            f"text probes ({t.attrs['score']}):"]
     out += [f'  {i:<42} {r.effect:+.4f}  [{r.ci_low:+.4f}, {r.ci_high:+.4f}]  {r.direction}' for i, r in t.iterrows()]

@@ -1,10 +1,11 @@
 """The pretrained adapters (pavlovattn.pretrained) at the head sizes of released checkpoints, and `pavlovattn probe-model` end to end on
 tiny random models: nothing is downloaded (HF_HUB_OFFLINE), a missing model is one line and exit status 2."""
-import json, os
+import importlib, json, os, sys
 import pytest
 os.environ.setdefault('HF_HUB_OFFLINE', '1')
 transformers = pytest.importorskip('transformers', reason='the pretrained adapters need transformers (pip install "pavlovattn[hf]")')
 import torch
+import torch.nn.functional as F
 from pavlovattn import pretrained as pt
 from pavlovattn.cli import main
 
@@ -41,11 +42,99 @@ def test_cli_tiny_json(capsys):
     assert len(out['heads']) == 4 and {'blocking', 'overshadowing', 'extinction', 'spontaneous recovery'} <= set(out['heads'][0])
 
 
-def test_reading_refuses_cached_decode():
-    "One cached decoding step runs from a stored state that the reading did not see: refused, not misread."
+def test_paired_se_by_hand():
+    "x = (1, 2, 4), y = (0, 1, 1): differences (1, 1, 3), mean 5/3, sd sqrt(4/3), paired s.e. 2/3 (the independent-groups formula gives sqrt(8/9))."
+    e, se = pt.paired_effect(torch.tensor([1., 2., 4.]), torch.tensor([0., 1., 1.]))
+    assert abs(e - 5 / 3) < 1e-12 and abs(se - 2 / 3) < 1e-12
+    assert pt.paired_effect([2.], [1.]) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize('arch', list(pt.ARCHS))
+def test_cached_decoding_equals_full_pass(arch):
+    "The first token, then one token at a time from the model's cache: every layer's reading (q, k, v, beta, gamma, core) and the logits equal the full uncached pass, and our recurrence replays the cached reading."
+    m = pt.tiny_model(arch)
+    ids = torch.randint(0, 64, (1, 20), generator=torch.Generator().manual_seed(4))
+    full, step = pt.read_layers(m, ids), pt.read_layers(m, ids, cached=True)
+    assert full.keys() == step.keys() and len(full) == 2
+    assert pt.rel_error(step['logits'], full['logits']) < 1e-5
+    for name, r in full.items():
+        if name == 'logits': continue
+        s = step[name]
+        for f in ('q', 'k', 'v', 'beta', 'gamma', 'core'):
+            assert pt.rel_error(getattr(s, f), getattr(r, f)) < 1e-5, (arch, name, f)
+        assert pt.rel_error(pt.replay(s), s.core) < 1e-5
+
+
+def test_cached_probe_equals_full_probe():
+    "A text prompt's US log-probability read token by token from the cache equals the uncached one (the probe of the page)."
+    m, tok = pt.tiny_model('qwen3_5', vocab=len(pt.word_tokenizer())), pt.word_tokenizer()
+    p = pt.text_design(pt.DESIGNS['blocking'], 1)['exp'][0][0]
+    ids, _, us = pt._encode(tok, p)
+    lp = float(pt.read_layers(m, ids, cached=True)['logits'][0, -1].log_softmax(-1)[us])
+    assert abs(lp - pt.us_logprob(m, tok, p)) < 1e-5
+
+
+def test_reading_refuses_a_cache_it_did_not_see():
+    "A cached step from a state filled outside this reading, or from another sequence's state, is refused, not misread."
     m = pt.tiny_model('qwen3_5')
-    ids = torch.randint(0, 64, (1, 8))
+    a, b = (torch.randint(0, 64, (1, 8), generator=torch.Generator().manual_seed(s)) for s in (1, 2))
     with torch.no_grad():
-        out = m(input_ids=ids, use_cache=True)
-        with pytest.raises(ValueError, match='cached state'):
-            with pt.reading(m): m(input_ids=ids[:, :1], past_key_values=out.past_key_values, use_cache=True)
+        with pt.reading(m): out = m(input_ids=a, use_cache=True)
+        with pytest.raises(ValueError, match='did not see'):
+            with pt.reading(m): m(input_ids=a[:, :1], past_key_values=out.past_key_values, use_cache=True)
+        with pytest.raises(ValueError, match='not the one its reading reaches'):
+            with pt.reading(m):
+                m(input_ids=b, use_cache=False)                 # the reading holds sequence b; the cache holds sequence a
+                m(input_ids=a[:, :1], past_key_values=out.past_key_values, use_cache=True)
+
+
+# fla's own model classes (package flash-linear-attention; CI does not install it): their layers' Triton calls answered by fla's
+# torch references, through the layers' fixture of tests/test_fla_layers.py; the MLP's SwiGLU and GLA's output
+# gate (Triton) by their torch forms (both after the recurrence).
+def _fla_missing():
+    try: importlib.import_module('fla.models'); importlib.import_module('fla.layers'); return None
+    except Exception as e: return f'{type(e).__name__}: {e}'.splitlines()[0]
+
+FLA = _fla_missing()
+needs_fla = pytest.mark.skipif(FLA is not None, reason=f"fla's model classes do not import here ({FLA}); pip install -e '.[fla]'")
+if FLA is None:
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_fla_layers import fla_on_cpu   # noqa: F401  (the fixture)
+
+    @pytest.fixture
+    def fla_models_on_cpu(fla_on_cpu, monkeypatch):
+        import fla.modules.mlp as mlp
+        monkeypatch.setattr(mlp, 'swiglu', lambda x, y: F.silu(x.float()).to(x) * y)
+
+FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla')]
+
+def fla_model(name, vocab=50, seed=0):
+    import fla.models as M
+    cfg = getattr(M, f'{name}Config')(hidden_size=32, num_heads=2, num_hidden_layers=2, vocab_size=vocab, hidden_ratio=2, fuse_norm=False,
+                                      fuse_swiglu=False, fuse_cross_entropy=False)
+    torch.manual_seed(seed); m = getattr(M, f'{name}ForCausalLM')(cfg).eval()
+    for layer in m.model.layers:
+        if hasattr(layer.attn, 'gate_fn'): layer.attn.gate_fn = F.silu   # GLA's output gate (fla's Triton swish), after the recurrence
+    return m
+
+@needs_fla
+@pytest.mark.parametrize('name, rule', FLA_MODELS)
+def test_fla_model_exact(fla_models_on_cpu, name, rule):
+    "fla's DeltaNet, Gated DeltaNet and GLA models: each layer's reading (after its convolutions, activations, q/k norm, beta sigmoid and gate) replayed by our recurrence gives its core output within 1e-5, float32, over 70 tokens."
+    m = fla_model(name)
+    R = pt.read_layers(m, torch.randint(0, 50, (2, 70), generator=torch.Generator().manual_seed(5)))
+    layers = {k: r for k, r in R.items() if k != 'logits'}
+    assert list(layers) == ['model.layers.0.attn', 'model.layers.1.attn']
+    for r in layers.values():
+        assert r.rule == rule and r.core.shape == r.v.shape
+        assert (r.gamma.dim() == 4) == (rule == 'gla') and bool(((r.gamma > 0) & (r.gamma <= 1)).all())
+        err = pt.rel_error(pt.replay(r), r.core)
+        assert err < 1e-5, (name, err)
+
+@needs_fla
+def test_fla_model_probes(fla_models_on_cpu):
+    "probe_model end to end on fla's GLA model (per-channel gates through the head battery) with the word tokenizer."
+    tok = pt.word_tokenizer(); m = fla_model('GLA', vocab=len(tok))
+    res = pt.probe_model(m, tok, n=2)
+    assert max(res['exactness'].values()) < 1e-5 and set(res['heads']['rule']) == {'gla'} and len(res['heads']) == 4
+    assert res['text'].shape[0] == 4 + len(pt.INTERVALS) - 1
