@@ -12,11 +12,13 @@ from torch import nn
 import torch.nn.functional as F
 from .families import FAMILIES, family, _threads
 from .layers import AttentionMixer
-from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json, need, finite, note
+import itertools, re
+from .cache import (CacheError, KINDS, atomic_write, code_kind, code_version, entry, legacy_json, locked, migrator, need,
+                              finite, note, read_json, root, write_json)
 
 # %% auto #0
-__all__ = ['TASKS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'cache_dir', 'train',
-           'save_checkpoint', 'load_checkpoint', 'get_model', 'lr_sweep', 'trained_family']
+__all__ = ['TASKS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'train',
+           'checkpoint_path', 'save_checkpoint', 'load_checkpoint', 'get_model', 'lr_sweep', 'trained_family']
 
 # %% ../nbs/12_models.ipynb #e58a2bda
 def _power_slots(n_slots:int, n:int, alpha:float, gen) -> torch.Tensor:
@@ -198,10 +200,6 @@ class TrainConfig:
 
 _ARCH = dict(conv_size=4, out_norm=True)
 
-def cache_dir() -> Path:
-    "Checkpoints live in `$PAVLOVATTN_CACHE/checkpoints` (default `~/.cache/pavlovattn/checkpoints`)."
-    return Path(os.environ.get('PAVLOVATTN_CACHE', Path.home() / '.cache' / 'pavlovattn')) / 'checkpoints'
-
 # %% ../nbs/12_models.ipynb #9410a84c
 def train(cfg:TrainConfig,       # what to train
           device='cpu',          # any torch device
@@ -245,6 +243,15 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../nbs/12_models.ipynb #7592f6d1
+code_kind('checkpoint', 1, 'checkpoints', ('pavlovattn.models:_power_slots', 'pavlovattn.models:token_recall', 'pavlovattn.models:VectorTask',
+          'pavlovattn.models:TokenTask', 'pavlovattn.models:TASKS', 'pavlovattn.models:AssocLM', 'pavlovattn.models:loss_and_metric',
+          'pavlovattn.models:TrainConfig', 'pavlovattn.models:_ARCH', 'pavlovattn.models:train', 'pavlovattn.models:_train',
+          'pavlovattn.layers', 'pavlovattn.families', 'pavlovattn.core'))
+
+def checkpoint_path(cfg:TrainConfig) -> Path:
+    "Where `cfg`'s checkpoint lives: `root()/checkpoints/<cfg.key()>.v<checkpoint version>.pt`."
+    return entry('checkpoint', cfg.key(), '.pt')
+
 def _state_digest(state:dict) -> str:
     "SHA-256 of a state dict: every tensor's name, dtype, shape and bytes, in name order."
     h = hashlib.sha256()
@@ -253,45 +260,81 @@ def _state_digest(state:dict) -> str:
         h.update(f'{k}|{t.dtype}|{tuple(t.shape)}|'.encode()); h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return h.hexdigest()
 
+_FIELDS = ('code_version', 'key', 'config', 'metrics')
+
+def _ck_digest(ck:dict) -> str:
+    "SHA-256 of a checkpoint's content: its tensors (`_state_digest`) and its code version, key, configuration and metrics (canonical JSON)."
+    meta = json.dumps({k: ck[k] for k in _FIELDS}, sort_keys=True, default=str)   # NaN as NaN: a diverged run's metrics are kept as they were
+    return hashlib.sha256(f'{_state_digest(ck["state"])}|{meta}'.encode()).hexdigest()
+
 def save_checkpoint(model, cfg:TrainConfig, metrics:dict, path=None) -> Path:
-    "Write state dict + config + metrics, with the key, the code version and the state's hash, atomically to `path` (default: `cache_dir()/cfg.key().pt`)."
-    path = Path(path or cache_dir() / f'{cfg.key()}.pt'); path.parent.mkdir(parents=True, exist_ok=True)
+    "Write state dict + config + metrics with the key, the code version and the hash of all of them, atomically to `path` (default `checkpoint_path(cfg)`)."
+    path = Path(path or checkpoint_path(cfg)); path.parent.mkdir(parents=True, exist_ok=True)
     state = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    buf = io.BytesIO()
-    torch.save(dict(code_version=CODE_VERSION, key=cfg.key(), config=asdict(cfg), metrics=metrics, state=state, sha256=_state_digest(state)), buf)
+    ck = dict(code_version=code_version('checkpoint'), key=cfg.key(), config=asdict(cfg), metrics=json.loads(json.dumps(metrics, default=str)), state=state)
+    buf = io.BytesIO(); torch.save(dict(ck, sha256=_ck_digest(ck)), buf)
     atomic_write(path, buf.getvalue()); return path
 
-def load_checkpoint(path, device='cpu', task=None, cfg:TrainConfig|None=None) -> tuple:
-    "(model, config, metrics) from a checkpoint written by `save_checkpoint`, loaded with `weights_only=True` and checked: its code version, its key (against `cfg` when given), its hash, its tensors. `CacheError` saying why otherwise."
-    try: ck = torch.load(path, map_location='cpu', weights_only=True)       # never runs code a file carries
+def _read(path) -> dict:
+    "A checkpoint file read with `weights_only=True` (it never runs code a file carries); CacheError when it does not load as plain data."
+    try: ck = torch.load(path, map_location='cpu', weights_only=True)
     except Exception as e:
         why = (str(e).strip().splitlines() or [''])[0][:200]
         raise CacheError(f'not a checkpoint that loads as plain tensors ({type(e).__name__}{": " + why if why else ""})') from None
-    keys = {'code_version', 'key', 'config', 'metrics', 'state', 'sha256'}
-    need(isinstance(ck, dict) and keys <= set(ck), f"not a checkpoint of this code (fields {sorted(ck) if isinstance(ck, dict) else type(ck).__name__})")
-    need(ck['code_version'] == CODE_VERSION, f"made by {ck['code_version']!r}, not {CODE_VERSION!r}")
+    need(isinstance(ck, dict), f'not a checkpoint of this code (a {type(ck).__name__})')
+    return ck
+
+def _model(ck:dict, filed:str|None, cfg, task):
+    "(model, config) of a checkpoint's fields, checked: a TrainConfig filed under its key, the tensors of a dict that fit the model."
     try: c = TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ck['config'].items()})
-    except TypeError as e: raise CacheError(f'its configuration is not a TrainConfig ({e})') from None
-    need(c.key() == ck['key'], f"its configuration is {c.key()}, not the {ck['key']} it is filed under")
+    except (TypeError, AttributeError) as e: raise CacheError(f'its configuration is not a TrainConfig ({e})') from None
+    if filed is not None: need(c.key() == filed, f"its configuration is {c.key()}, not the {filed} it is filed under")
     if cfg is not None: need(c == cfg, f'it holds {c.key()}, not {cfg.key()}')
     need(isinstance(ck['state'], dict) and all(isinstance(v, torch.Tensor) for v in ck['state'].values()), 'its state is not a dict of tensors')
-    need(_state_digest(ck['state']) == ck['sha256'], 'its tensors do not match their hash (the file is damaged)')
-    model = AssocLM(task or TASKS[c.task], c.rule, c.d_model, c.n_layers, c.n_heads, conv_size=c.conv_size, out_norm=c.out_norm)
+    try: model = AssocLM(task or TASKS[c.task], c.rule, c.d_model, c.n_layers, c.n_heads, conv_size=c.conv_size, out_norm=c.out_norm)
+    except (KeyError, ValueError, TypeError) as e: raise CacheError(f'its configuration does not build a model ({e})') from None
     try: model.load_state_dict(ck['state'])
     except RuntimeError as e: raise CacheError(f'its tensors do not fit the model ({str(e).splitlines()[0]})') from None
-    return model.to(device).eval(), c, ck['metrics']
+    return model.eval(), c
 
-def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False, progress:bool=True, cache:bool=True) -> tuple:
-    "(model, metrics): loaded from the cache when a valid checkpoint exists (unless `retrain`), else trained (and saved when `cache`); an unusable checkpoint is retrained, with one line on stderr saying why."
-    path = cache_dir() / f'{cfg.key()}.pt'
-    if cache and path.exists() and not retrain:
-        try: model, _, metrics = load_checkpoint(path, device, cfg=cfg); return model, dict(metrics, cached=True)
-        except (CacheError, OSError) as e: note(f'pavlovattn: checkpoint {path} is unusable ({e}); training it again')
-    model, metrics = train(cfg, device, progress)
-    if cache: save_checkpoint(model, cfg, metrics, path)
-    return model, dict(metrics, cached=False)
+def _load(path, device='cpu', task=None, cfg=None) -> tuple:
+    ck = _read(path); keys = {*_FIELDS, 'state', 'sha256'}
+    need(keys <= set(ck), f"not a checkpoint of this code (fields {sorted(ck)})")
+    need(ck['code_version'] == code_version('checkpoint'), f"made by {ck['code_version']!r}, not {code_version('checkpoint')!r}")
+    need(isinstance(ck['metrics'], dict), 'its metrics are not a dict')
+    need(isinstance(ck['state'], dict) and all(isinstance(v, torch.Tensor) for v in ck['state'].values()), 'its state is not a dict of tensors')
+    need(_ck_digest(ck) == ck['sha256'], 'its content does not match its hash (the file is damaged or was edited)')
+    model, c = _model(ck, ck['key'], cfg, task)
+    return model.to(device), c, ck['metrics'], ck['sha256']
+
+def load_checkpoint(path, device='cpu', task=None, cfg:TrainConfig|None=None) -> tuple:
+    "(model, config, metrics) from a checkpoint written by `save_checkpoint`, loaded with `weights_only=True` and checked: its code version, its key (against `cfg` when given), its hash (tensors, configuration and metrics), its tensors. `CacheError` saying why otherwise."
+    return _load(path, device, task, cfg)[:3]
+
+def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False,
+              progress:bool=True,   # training's bar, and one line on stderr saying whether the model was trained or loaded, and where from
+              cache:bool=True) -> tuple:
+    "(model, metrics): loaded from the cache when a valid checkpoint exists (unless `retrain`), else trained (and saved when `cache`); an unusable checkpoint is retrained, with one line on stderr saying why. `metrics` says which: `source` ('loaded' or 'trained'), `checkpoint` (its file) and `sha256`."
+    if not cache:
+        model, metrics = train(cfg, device, progress); return model, dict(metrics, cached=False, source='trained', checkpoint=None, sha256=None)
+    path = checkpoint_path(cfg)
+    with locked(path):                                  # another process training this model: wait for it, then load its checkpoint
+        if path.exists() and not retrain:
+            try:
+                model, _, metrics, sha = _load(path, device, cfg=cfg)
+                if progress: note(f'pavlovattn: {cfg.key()} loaded from {path}')
+                return model, dict(metrics, cached=True, source='loaded', checkpoint=str(path), sha256=sha)
+            except (CacheError, OSError) as e: note(f'pavlovattn: checkpoint {path} is unusable ({e}); training it again')
+        elif not retrain and (older := sorted(p.name for p in path.parent.glob(f'{cfg.key()}.v*.pt') if p != path)):
+            note(f'pavlovattn: checkpoint {older[-1]} was made by another version of the training code ({code_version("checkpoint")} now); training it again')
+        model, metrics = train(cfg, device, progress)
+        save_checkpoint(model, cfg, metrics, path); sha = _read(path)['sha256']
+    if progress: note(f'pavlovattn: {cfg.key()} trained ({metrics["seconds"]:.0f} s), saved to {path}')
+    return model, dict(metrics, cached=False, source='trained', checkpoint=str(path), sha256=sha)
 
 # %% ../nbs/12_models.ipynb #cd7a8a30
+code_kind('lr-sweep', 1, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.models:lr_sweep', 'pavlovattn.models:_best'))
+
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."
     names = [f'{x:g}' for x in lrs]
@@ -317,17 +360,70 @@ def lr_sweep(cfg:TrainConfig,                # the base config (its `lr` and `se
     lrs = tuple(float(x) for x in lrs)
     if not lrs or not all(math.isfinite(x) and x > 0 for x in lrs): raise ValueError(f'lrs must be positive finite rates; got {lrs}')
     base = replace(cfg, seed=seed, steps=steps, lr=0.0)
-    path = cache_dir() / f'sweep-{base.key()}-{"-".join(f"{x:g}" for x in lrs)}.json'
-    if not retrain and (out := read_json(path, _sweep_check(lrs), 'learning-rate sweep')) is not None: return out
+    path = entry('lr-sweep', f'{base.key()}-{"-".join(f"{x:g}" for x in lrs)}')
+    if not retrain and (out := read_json(path, _sweep_check(lrs), 'learning-rate sweep', 'lr-sweep')) is not None: return out
     res = {}
     for lr in lrs:
         _, met = train(replace(base, lr=lr, target=2.0), device, progress)
         res[f'{lr:g}'] = met['final_metric'] if math.isfinite(met['final_metric']) else None
     out = dict(best=_best(lrs, res), metric=res)
-    write_json(path, out); return out
+    write_json(path, out, 'lr-sweep'); return out
 
 def trained_family(rule:str, seeds, task:str='vector', device='cpu', retrain:bool=False, progress:bool=True, sweep:dict|None=None, **cfg) -> list:
     "Sweep the learning rate for `rule`, then train (or load) one model per seed: [(model, metrics), ...] and the sweep."
     base = TrainConfig(task=task, rule=rule, **cfg)
     sw = lr_sweep(base, device=device, retrain=retrain, **(sweep or {}))
     return [get_model(replace(base, seed=s, lr=sw['best']), device, retrain, progress) for s in seeds], sw
+
+# %% ../nbs/12_models.ipynb #c0a20002
+_CKNAME = re.compile(r'(?P<key>.+-s\d+-[0-9a-f]{10})(\.v\d+)?\.pt')
+
+@migrator('checkpoint')
+def _migrate_checkpoints(files, dst) -> list:
+    "Checkpoints of the layout before `root()` (`<key>.pt`, formats 'cache 2' and older) or of the current one, checked, re-saved under the current rule."
+    out, k = [], KINDS['checkpoint']
+    for f in files:
+        if not (m := _CKNAME.fullmatch(f.name)): continue
+        key = m['key']; target = Path(dst) / k.folder / f'{key}.v{k.version}.pt'
+        try:
+            ck = _read(f); old = ck.get('code_version')
+            if old == code_version('checkpoint'):
+                _load(f)                                                    # current: checked, copied as it is
+                if target.exists() and target.resolve() == f.resolve(): out.append((f, 'current', None)); continue
+                target.parent.mkdir(parents=True, exist_ok=True); atomic_write(target, f.read_bytes())
+                out.append((f, 'migrated', f'copied to {target}')); continue
+            need(old is None or (isinstance(old, str) and old.startswith('pavlovattn ') and ' cache ' in old),
+                 f'made by {old!r}, an earlier version of the current code: it is retrained, not migrated')
+            need({'config', 'metrics', 'state'} <= set(ck), f'not a checkpoint (fields {sorted(ck)})')
+            need(isinstance(ck['state'], dict) and all(isinstance(v, torch.Tensor) for v in ck['state'].values()), 'its state is not a dict of tensors')
+            if 'sha256' in ck: need(_state_digest(ck['state']) == ck['sha256'], 'its tensors do not match their hash (the file is damaged)')
+            if 'key' in ck: need(ck['key'] == key, f"it holds {ck['key']}, not the {key} it is filed under")
+            need(isinstance(ck['metrics'], dict), 'its metrics are not a dict')
+            model, c = _model(ck, key, None, None)
+            if target.exists():
+                try: _load(target, cfg=c); out.append((f, 'current', f'{target} exists')); continue
+                except CacheError: pass
+            save_checkpoint(model, c, dict(ck['metrics'], migrated_from=old or 'before cache 2'), target)
+            _load(target, cfg=c)                                            # read back as get_model will
+            out.append((f, 'migrated', f'to {target}'))
+        except (CacheError, OSError) as e: out.append((f, 'refused', str(e)))
+    return out
+
+@migrator('lr-sweep')
+def _migrate_lr_sweeps(files, dst) -> list:
+    "Learning-rate sweeps of the old layout (`sweep-<key>-<rates>.json` beside the checkpoints), checked, re-filed under the current rule."
+    out, k = [], KINDS['lr-sweep']
+    for f in files:
+        if not (m := re.fullmatch(r'sweep-(?P<name>.+-s\d+-[0-9a-f]{10}-(?P<lrs>.+))\.json', f.name)): continue
+        target = Path(dst) / k.folder / f"{m['name']}.v{k.version}.json"
+        try:
+            obj, _ = legacy_json(f, kind='lr-sweep')
+            rates = obj.get('metric') if isinstance(obj, dict) else None
+            need(isinstance(rates, dict), 'no metric per rate')
+            lrs = next((tuple(float(x) for x in p) for p in itertools.permutations(rates) if '-'.join(p) == m['lrs']), None)
+            need(lrs is not None, f"its rates {sorted(rates)} are not the {m['lrs']} of its name")
+            obj = _sweep_check(lrs)(obj)
+            if read_json(target, _sweep_check(lrs), kind='lr-sweep') is not None: out.append((f, 'current', f'{target} exists')); continue
+            write_json(target, obj, 'lr-sweep'); out.append((f, 'migrated', f'to {target}'))
+        except (CacheError, OSError, ValueError) as e: out.append((f, 'refused', str(e)))
+    return out

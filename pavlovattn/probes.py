@@ -10,8 +10,10 @@ import torch
 import torch.nn.functional as F
 from .families import FAMILIES
 from .designs import parse_design
-from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, cache_dir
-from .cache import read_json, write_json, need, finite, note
+import re
+from pathlib import Path
+from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, checkpoint_path, _load
+from .cache import CacheError, code_kind, entry, legacy_json, migrator, read_json, write_json, need, finite, note, KINDS
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND',
@@ -202,10 +204,19 @@ def measure_model(model, n:int=500, seed:int=0, device='cpu') -> dict:
     return r
 
 # %% ../nbs/13_trained_probes.ipynb #12e5534a
+code_kind('probes', 1, 'probes', ('pavlovattn.probes:compile_design', 'pavlovattn.probes:probe_scores', 'pavlovattn.probes:_design',
+          'pavlovattn.probes:measure_model', 'pavlovattn.probes:DESIGNS', 'pavlovattn.probes:INTERVALS', 'pavlovattn.probes:PROBE_LEN', 'pavlovattn.designs'))
+
 def _probe_key(cfg:TrainConfig, n:int) -> str:
     "Cache name of one model's probe results: the checkpoint's key, `n`, and a hash of the probe protocol (designs, intervals, length)."
     proto = json.dumps([DESIGNS, INTERVALS, PROBE_LEN, n], sort_keys=True)
-    return f"probes-{cfg.key()}-" + hashlib.sha1(proto.encode()).hexdigest()[:10] + '.json'
+    return f"{cfg.key()}-" + hashlib.sha1(proto.encode()).hexdigest()[:10]
+
+def _measured_on(sha:str, check):
+    "`check`, after checking that the results were measured on the checkpoint whose hash is `sha` (its 'model' field)."
+    def c(o):
+        need(o.get('model') == sha, "they were measured on another checkpoint of this model (it was trained again)"); return check({k: v for k, v in o.items() if k != 'model'})
+    return c
 
 _SCALARS = ('s_acq', 'block_exp', 'block_ctrl', 'over_comp', 'over_single', 'BI', 'OI')
 
@@ -221,10 +232,15 @@ def _probe_check(o:dict) -> dict:
     need(abs(o['OI'] - (o['over_single'] - o['over_comp'])) <= 1e-9 * (1 + abs(o['OI'])), 'OI is not over_single - over_comp')
     return {**o, **{k: {int(m): v for m, v in o[k].items()} for k in ('s_A', 's_N', 'R')}}
 
-def _store(path, r:dict):
-    "Cache one model's probe results (strict JSON, atomically); results with a non-finite score are used but not cached (one line)."
-    try: write_json(path, r)
+def _store(path, r:dict, kind:str='probes'):
+    "Cache one model's probe results (strict JSON, atomically, with the code version of `kind`); results with a non-finite score are used but not cached (one line)."
+    try: write_json(path, r, kind)
     except ValueError as e: note(f'pavlovattn: probe results for {path.name} not cached ({e}: a score is not finite)')
+
+def _trained(met:dict) -> dict:
+    "What a result row keeps of a model's training: its metric, steps and time, and whether it was trained here or loaded, from which checkpoint."
+    return dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met['source'] == 'loaded',
+                source=met['source'], checkpoint=met['checkpoint'])
 
 def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
                    train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', bar=None) -> dict:
@@ -233,12 +249,12 @@ def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device=
     sw = dict(best=kw['lr'], metric=None) if 'lr' in kw else lr_sweep(base, device=device, retrain=retrain, **(sweep or DEFAULT['sweep']))
     per, tr = [], []
     for s in seeds:
-        cfg = replace(base, seed=s, lr=sw['best']); path = cache_dir() / _probe_key(cfg, n)
+        cfg = replace(base, seed=s, lr=sw['best']); path = entry('probes', _probe_key(cfg, n))
         model, met = get_model(cfg, device, retrain, progress)
-        r = read_json(path, _probe_check, 'probe results') if not retrain and met.get('cached') else None
-        if r is None: r = measure_model(model, n, 0, device); _store(path, r)
-        per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
-        if bar is not None: bar.update(1); bar.set_postfix_str(f'{task}/{cfg.rule}/s{s} {met["seconds"]:.0f} s{" (cached)" if met.get("cached") else ""}')
+        r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results', 'probes') if not retrain else None
+        if r is None: r = measure_model(model, n, 0, device); _store(path, dict(r, model=met['sha256']))
+        per.append(r); tr.append(_trained(met))
+        if bar is not None: bar.update(1); bar.set_postfix_str(f'{task}/{cfg.rule}/s{s} {met["source"]} ({met["seconds"]:.0f} s)')
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
 
 def family_stats(res:dict) -> dict:
@@ -478,6 +494,9 @@ def compile_rebind(old:int,                  # pairings of key A with its first 
     return dict(x=x, y=y, pos=2 * pairs, a=a, v_old=vo, v_new=vn)
 
 # %% ../nbs/13_trained_probes.ipynb #c3b151ff
+code_kind('rebind-probes', 1, 'probes', ('pavlovattn.probes:compile_rebind', 'pavlovattn.probes:rebind_scores', 'pavlovattn.probes:measure_rebind',
+          'pavlovattn.probes:REBIND'))
+
 @torch.no_grad()
 def rebind_scores(model, c:dict, device='cpu') -> dict:
     "Per sequence: is the prediction at the query v_new / v_old (argmax), and the probabilities p_new, p_old."
@@ -513,11 +532,11 @@ def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], de
     proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
     per, tr = [], []
     for s in seeds:
-        cfg = replace(base, seed=s); path = cache_dir() / (f'rebind-{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10] + '.json')
+        cfg = replace(base, seed=s); path = entry('rebind-probes', f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
         model, met = get_model(cfg, device, retrain, progress)
-        r = read_json(path, _rebind_check(REBIND['conditions']), 'repeated-key probe results') if not retrain and met.get('cached') else None
-        if r is None: r = measure_rebind(model, n, 0, device); _store(path, r)
-        per.append(r); tr.append(dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met.get('cached', False)))
+        r = read_json(path, _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])), 'repeated-key probe results', 'rebind-probes') if not retrain else None
+        if r is None: r = measure_rebind(model, n, 0, device); _store(path, dict(r, model=met['sha256']), 'rebind-probes')
+        per.append(r); tr.append(_trained(met))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr)
 
 def summarize_rebind(res:dict, margin:float=REBIND['margin']) -> dict:
@@ -540,6 +559,26 @@ def rebind_verdict(stats:dict, margin:float=REBIND['margin'], min_recall:float=R
              for r, s in stats.items()]
     missed = [r for r in stats if not (rej[r] and learned[r])]
     return Verdict('; '.join(parts), not missed, dict(p=ps, holm=rej, learned=learned, missed=missed, margin=margin))
+
+# %% ../nbs/13_trained_probes.ipynb #c0a30002
+@migrator('probes')
+def _migrate_probes(files, dst) -> list:
+    "Probe results of the old layout, checked, re-filed under the current rule and bound to the migrated checkpoint's hash (run after the checkpoints' migration)."
+    out, ck = [], KINDS['checkpoint']
+    for f in files:
+        if not (m := re.fullmatch(r'(?P<kind>probes|rebind)-(?P<key>.+-s\d+-[0-9a-f]{10})-(?P<proto>[0-9a-f]{10})\.json', f.name)): continue
+        kind = 'probes' if m['kind'] == 'probes' else 'rebind-probes'
+        check = _probe_check if kind == 'probes' else _rebind_check(REBIND['conditions'])
+        target = Path(dst) / KINDS[kind].folder / f"{m['key']}-{m['proto']}.v{KINDS[kind].version}.json"
+        try:
+            obj, _ = legacy_json(f, lambda o: (check(dict(o)), o)[1], kind)
+            model_ck = Path(dst) / ck.folder / f"{m['key']}.v{ck.version}.pt"
+            need(model_ck.exists(), f'its checkpoint {model_ck} is not in the new cache (not migrated)')
+            sha = _load(model_ck)[3]
+            if target.exists() and read_json(target, _measured_on(sha, check), kind=kind) is not None: out.append((f, 'current', f'{target} exists')); continue
+            write_json(target, dict(obj, model=sha), kind); out.append((f, 'migrated', f'to {target}'))
+        except (CacheError, OSError, ValueError) as e: out.append((f, 'refused', str(e)))
+    return out
 
 # %% ../nbs/13_trained_probes.ipynb #ab30c002
 _REB = {}

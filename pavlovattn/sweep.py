@@ -4,14 +4,14 @@
 
 # %% ../nbs/17_sweep.ipynb #ea4c86cf
 from __future__ import annotations
-import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, fcntl, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
+import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
 from collections import deque
 from pathlib import Path
-from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json, need, note, safe_line, write_report
+from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json, need, note, safe_line, write_report, root, try_lock, unlock
 
 # %% auto #0
 __all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks',
-           'cache_root', 'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save', 'capacity_task',
+           'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save', 'capacity_task',
            'capacity_results', 'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task', 'train_task',
            'claim_task', 'reproduce']
 
@@ -116,10 +116,6 @@ def tasks(grid:dict) -> list:
     return out
 
 # %% ../nbs/17_sweep.ipynb #c8a6ab80
-def cache_root() -> Path:
-    "`$PAVLOVATTN_CACHE` (default `~/.cache/pavlovattn`): the folder every cache of the package lives under."
-    return Path(os.environ.get('PAVLOVATTN_CACHE') or Path.home() / '.cache' / 'pavlovattn')
-
 def _check(key):
     def check(o):
         need(o.get('key') == key, f"it is filed under {key} but holds {o.get('key')!r}")
@@ -132,7 +128,7 @@ def _check(key):
 
 class Store:
     "The sweep cache: `<root>/sweep/<key[:2]>/<key>.json` is a task's entry (written whole, checked when read); `<key>.lock` beside it is held (`flock`) by the sweep running it."
-    def __init__(self, root=None): self.root = Path(root if root is not None else cache_root()) / 'sweep'
+    def __init__(self, folder=None): self.root = Path(folder if folder is not None else root()) / 'sweep'
     def path(self, key:str, ext:str='.json') -> Path: return self.root / key[:2] / f'{key}{ext}'
     def get(self, key:str) -> dict|None:
         "The entry of `key`, or None (missing, or unusable: then one line on stderr and it runs again)."
@@ -140,11 +136,8 @@ class Store:
     def put(self, entry:dict): write_json(self.path(entry['key']), entry)
     def lock(self, key:str) -> int|None:
         "An open descriptor holding `key`'s lock, or None when another process holds it. The kernel drops it when the holder dies."
-        p = self.path(key, '.lock'); p.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o666)
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); return fd
-        except BlockingIOError: os.close(fd); return None
-    def unlock(self, fd:int): os.close(fd)                      # closing the descriptor drops the lock
+        return try_lock(self.path(key, '.lock'))
+    def unlock(self, fd:int): unlock(fd)                        # closing the descriptor drops the lock
     def log(self, **event):
         "Append one JSON line to `<root>/sweep/log.jsonl` (one `write` on an O_APPEND descriptor: lines of concurrent sweeps do not interleave)."
         self.root.mkdir(parents=True, exist_ok=True)
@@ -364,7 +357,7 @@ def _poll_waiting(s) -> bool:
 
 # %% ../nbs/17_sweep.ipynb #b3665094
 def run(grid,                      # a grid (dict), the path of a YAML/JSON grid file, or a list of them (one sweep of all their tasks)
-        cache=None,                # the cache folder (default `cache_root()`); its `sweep/` holds one entry per task
+        cache=None,                # the cache folder (default `cache.root()`); its `sweep/` holds one entry per task
         backend:str='inprocess',   # 'inprocess', 'processes' or 'dask'
         scheduler=None,            # dask: None (a LocalCluster started here), 'tcp://host:port', a Client or a cluster object
         workers:int|None=None,     # processes: pool size (default: the CPUs); dask LocalCluster: workers (default 2)
@@ -492,7 +485,7 @@ def animal_score_task(rule:str='delta', ids=None, beta:float=0.1, gamma=None, ta
 
 @kind('train')
 def train_task(device='cpu', **cfg):
-    "A trained model of `models.TrainConfig` (`models.get_model`: its checkpoint cached under `$PAVLOVATTN_CACHE/checkpoints`): the final loss and metric."
+    "A trained model of `models.TrainConfig` (`models.get_model`: its checkpoint cached under `cache.root()/checkpoints`): the final loss and metric."
     from pavlovattn.models import TrainConfig, get_model
     _, m = get_model(TrainConfig(**cfg), device, progress=False)
     return {k: m[k] for k in ('final_loss', 'final_metric', 'steps', 'reached_target', 'tokens')}

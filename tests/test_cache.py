@@ -52,3 +52,173 @@ def test_checks_and_lines():
     for bad in (float('nan'), float('inf'), 2.0, True, 'x', None):
         with pytest.raises(CacheError): finite(bad, 0, 1)
     assert finite(0.5, 0, 1) == 0.5
+
+
+# ---- one root, one layout, one invalidation rule (issues 33, 32, 36) ----
+import io, shutil
+from pathlib import Path
+import torch
+from pavlovattn import cache
+from pavlovattn.models import TrainConfig, get_model, train, checkpoint_path, lr_sweep, _state_digest, _ck_digest
+from pavlovattn.cache import root, code_version, fingerprint, KINDS, sealed, migrate
+
+REPO = Path(__file__).resolve().parent.parent
+TINY = dict(task='vector', rule='delta', steps=4, batch=4, d_model=16, n_layers=1, eval_every=2, eval_batch=8)
+
+def _root_in(env, cwd, path=None):
+    "`cache.root()` as a fresh interpreter sees it with environment `env` (the package found on `path`, default this checkout)."
+    env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
+    if path is not None: env['PYTHONPATH'] = str(path)
+    r = subprocess.run([sys.executable, '-c', 'import pavlovattn.cache as c; print(c.root()); print(c.__file__)'], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split('\n')[:2]
+
+def test_the_default_root_is_per_project(tmp_path):
+    "A source checkout keeps its cache in <checkout>/.cache/pavlovattn (ignored by git), wherever the command runs from; an installed copy uses the user's cache folder."
+    env = dict(PAVLOVATTN_CACHE=None, XDG_CACHE_HOME=str(tmp_path / 'xdg'))
+    got, src = _root_in(env, tmp_path)
+    if Path(src).resolve().parent == REPO / 'pavlovattn':                              # the package runs from this checkout (editable install)
+        assert got == str(REPO / '.cache' / 'pavlovattn')
+        r = subprocess.run(['git', 'check-ignore', '-q', str(REPO / '.cache' / 'pavlovattn' / 'checkpoints' / 'x.v1.pt')], cwd=REPO)
+        assert r.returncode == 0, 'the checkout cache is not ignored by git'
+    inst = tmp_path / 'site'; shutil.copytree(REPO / 'pavlovattn', inst / 'pavlovattn', ignore=shutil.ignore_patterns('__pycache__'))
+    got, src = _root_in(env, tmp_path, inst)
+    assert Path(src).parent == inst / 'pavlovattn' and got == str(tmp_path / 'xdg' / 'pavlovattn')
+    (inst / 'settings.ini').write_text('[DEFAULT]\nlib_name = pavlovattn\n'); (inst / '.git').mkdir()   # that copy inside a checkout
+    assert _root_in(env, tmp_path, inst)[0] == str(inst / '.cache' / 'pavlovattn')
+
+def test_pavlovattn_cache_overrides(tmp_path):
+    assert _root_in(dict(PAVLOVATTN_CACHE=str(tmp_path / 'c')), tmp_path)[0] == str(tmp_path / 'c')
+    assert _root_in(dict(PAVLOVATTN_CACHE='  ', XDG_CACHE_HOME=str(tmp_path)), tmp_path)[0] != '  '          # blank: as if unset
+
+def test_code_versions_are_bumped():
+    "Each kind's code version and the fingerprint of its code, as recorded: code changed without a bump (or a bump not recorded) fails here."
+    import pavlovattn.probes, pavlovattn.sweep                                          # noqa: F401 (they register their kinds)
+    want = json.loads((Path(__file__).parent / 'code_versions.json').read_text())
+    assert set(want) == set(KINDS), (sorted(want), sorted(KINDS))
+    for k, c in KINDS.items():
+        assert c.version == want[k]['version'], (f'{k}: version {c.version}, recorded {want[k]["version"]}: record it with '
+                                                  '`python -m pavlovattn.cache versions --record`')
+        assert fingerprint(k) == want[k]['fingerprint'], (
+            f"the code of {k} entries changed ({', '.join(c.code)}) and its version {c.version} did not: bump it where it is registered "
+            f"(its entries are rebuilt), or, if no result can change, record the fingerprint: python -m pavlovattn.cache versions --record")
+
+def _one_line(capsys, why):
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and why in err and 'Traceback' not in err, err
+    return err
+
+class _Evil:
+    def __init__(self, marker): self.marker = marker
+    def __reduce__(self): return (os.system, (f'touch {self.marker}',))
+
+def test_bad_checkpoints_are_rebuilt_with_one_line(tmp_path, monkeypatch, capsys):
+    "Corrupted, swapped, stale-version and pickled-code checkpoints: each retrained (the same weights) with one line saying why, then loaded."
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
+    cfg, other = TrainConfig(**TINY), TrainConfig(**{**TINY, 'seed': 1})
+    ref, met = get_model(cfg, progress=False); path = checkpoint_path(cfg); good = path.read_bytes()
+    get_model(other, progress=False); swapped = checkpoint_path(other).read_bytes()
+    ck = torch.load(io.BytesIO(good), weights_only=True)
+    def resealed(**change):
+        buf = io.BytesIO(); x = {**ck, **change}; torch.save(dict(x, sha256=_ck_digest(x)), buf); return buf.getvalue()
+    def kept(**change):
+        buf = io.BytesIO(); torch.save({**ck, **change}, buf); return buf.getvalue()
+    evil = io.BytesIO(); marker = tmp_path / 'ran'; torch.save({'state': _Evil(marker)}, evil)
+    b = {k: v for k, v in ref.task.batch(3, torch.Generator().manual_seed(1)).items()}
+    with torch.no_grad(): want = ref(b)
+    for name, data, why in (('cut', good[:len(good) // 2], 'plain tensors'), ("another seed's", swapped, 'it holds'),
+                            ('stale version', resealed(code_version='checkpoint v0; pavlovattn cache 3'), 'made by'),
+                            ('metric edited, hash kept', kept(metrics={**ck['metrics'], 'final_metric': 1.0}), 'hash'),
+                            ('pickled code', evil.getvalue(), 'plain tensors')):
+        path.write_bytes(data); capsys.readouterr()
+        model, m = get_model(cfg, progress=False); _one_line(capsys, why)
+        assert m['source'] == 'trained' and m['checkpoint'] == str(path), name
+        with torch.no_grad(): torch.testing.assert_close(model(b), want, rtol=0, atol=0)
+        assert get_model(cfg, progress=False)[1]['source'] == 'loaded' and capsys.readouterr().err == '', name
+    assert not marker.exists()
+
+def test_changed_training_code_retrains(tmp_path, monkeypatch, capsys):
+    "A bump of the checkpoint version: the old entry is not reused; the model is trained again with one line, and filed under the new version."
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
+    cfg = TrainConfig(**TINY); get_model(cfg, progress=False); old = checkpoint_path(cfg)
+    k = KINDS['checkpoint']
+    try:
+        cache.code_kind('checkpoint', k.version + 1, k.folder, k.code)
+        _, m = get_model(cfg, progress=False); _one_line(capsys, 'another version of the training code')
+        assert m['source'] == 'trained' and checkpoint_path(cfg) != old and checkpoint_path(cfg).exists() and old.exists()
+    finally: cache.code_kind('checkpoint', k.version, k.folder, k.code)
+    assert get_model(cfg, progress=True)[1]['source'] == 'loaded'
+    err = capsys.readouterr().err; assert err.strip() == f'pavlovattn: {cfg.key()} loaded from {old}', err    # one line per model says where from
+
+TWO = ("import json, sys; from pavlovattn.models import TrainConfig, get_model\n"
+       f"_, m = get_model(TrainConfig(**{TINY!r}), progress=False)\n"
+       "print(json.dumps(dict(source=m['source'], sha=m['sha256'])))\n")
+
+def test_two_processes_on_one_entry(tmp_path):
+    "Two processes asking for one model at once: one trains it, the other waits and loads it; one entry, whole, no temporary file."
+    env = {**os.environ, 'PAVLOVATTN_CACHE': str(tmp_path)}
+    ps = [subprocess.Popen([sys.executable, '-c', TWO], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in ps]
+    assert all(p.returncode == 0 for p in ps), [o[1] for o in outs]
+    got = [json.loads(o[0]) for o in outs]
+    assert sorted(g['source'] for g in got) == ['loaded', 'trained'] and got[0]['sha'] == got[1]['sha']
+    files = sorted(p.name for p in (tmp_path / 'checkpoints').iterdir())
+    assert files == [f'{TrainConfig(**TINY).key()}.v1.pt', f'{TrainConfig(**TINY).key()}.v1.pt.lock']
+
+WRITER = ("import sys; from pavlovattn.cache import write_json\n"
+          "for i in range(150): write_json(sys.argv[1], dict(who=sys.argv[2], x=list(range(3000 + i))))\n")
+
+def test_two_processes_writing_one_json_entry(tmp_path, capsys):
+    p = tmp_path / 'e.json'
+    ws = [subprocess.Popen([sys.executable, '-c', WRITER, str(p), w]) for w in 'ab']
+    seen = []
+    while any(w.poll() is None for w in ws):
+        if p.exists(): seen.append(cache.read_json(p))
+    assert all(w.returncode == 0 for w in ws)
+    assert all(s is not None and s['who'] in 'ab' and s['x'] == list(range(len(s['x']))) for s in seen) and capsys.readouterr().err == ''
+    assert sorted(os.listdir(tmp_path)) == ['e.json']
+
+def _legacy(tmp_path, monkeypatch):
+    "A cache in the layout before one root (checkpoints/<key>.pt, sweep-*.json, probes-*.json; format 'cache 2'), made from a real run."
+    from pavlovattn.probes import measure_family, _probe_key, DEFAULT
+    new = tmp_path / 'made'; monkeypatch.setenv('PAVLOVATTN_CACHE', str(new))
+    kw = dict(seeds=(0,), n=8, progress=False, train_kw=dict(steps=2, batch=4, d_model=16, n_layers=1, eval_every=2, eval_batch=8), sweep=dict(lrs=(1e-2, 3e-3), steps=2))
+    res = measure_family('delta', **kw)
+    src = tmp_path / 'old'; (src / 'checkpoints').mkdir(parents=True); V = 'pavlovattn 0.1.0 cache 2'
+    for f in (new / 'checkpoints').glob('*.pt'):
+        ck = torch.load(f, weights_only=True)
+        torch.save(dict(code_version=V, key=ck['key'], config=ck['config'], metrics=ck['metrics'], state=ck['state'], sha256=_state_digest(ck['state'])),
+                   src / 'checkpoints' / f"{ck['key']}.pt")
+    for kind, pre in (('lr-sweeps', 'sweep-'), ('probes', 'probes-')):
+        for f in (new / kind).glob('*.json'):
+            o = {k: v for k, v in json.loads(f.read_text()).items() if k not in ('code_version', 'sha256', 'model')}
+            (src / 'checkpoints' / (pre + f.name.replace('.v1.json', '.json'))).write_text(json.dumps(sealed(o, V)))
+    return src, kw, res
+
+def test_migrate_re_keys_a_legacy_cache(tmp_path, monkeypatch, capsys):
+    "Issue 36: checkpoints trained before the new rule stay usable. migrate checks and re-files them; afterwards nothing is trained or measured again."
+    from pavlovattn.probes import measure_family
+    src, kw, res = _legacy(tmp_path, monkeypatch)
+    (src / 'checkpoints' / 'vector-delta-s3-0123456789.pt').write_bytes(b'damaged')             # refused, reported
+    stale = dict(torch.load(next((src / 'checkpoints').glob('*-s0-*.pt')), weights_only=True), code_version='checkpoint v0; pavlovattn cache 3')
+    torch.save(stale, src / 'checkpoints' / 'vector-delta-s0-0123456789.pt')                   # an older version under the rule: refused
+    before = {p: p.read_bytes() for p in src.rglob('*')  if p.is_file()}
+    dst = tmp_path / 'new'; monkeypatch.setenv('PAVLOVATTN_CACHE', str(dst)); capsys.readouterr()
+    n = migrate(src)
+    err = capsys.readouterr().err
+    assert n == dict(migrated=3, current=0, refused=2), (n, err)                              # a model, its sweep, its probes
+    assert 'earlier version of the current code' in err and len(err.splitlines()) == 5
+    assert {p: p.read_bytes() for p in src.rglob('*') if p.is_file()} == before                # the source is left as it was
+    again = measure_family('delta', **kw)
+    assert again['train'][0]['source'] == 'loaded' and again['per_seed'] == res['per_seed'] and again['lr'] == res['lr']
+    assert capsys.readouterr().err == ''                                                        # no sweep, no probe result rebuilt
+    assert migrate(src, quiet=True) == dict(migrated=0, current=3, refused=2)                   # a second run: nothing to do
+
+def test_migrate_command(tmp_path, monkeypatch):
+    src, _, _ = _legacy(tmp_path, monkeypatch)
+    env = {**os.environ, 'PAVLOVATTN_CACHE': str(tmp_path / 'elsewhere')}
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(src), str(tmp_path / 'dst')], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == f"migrated 3, already current 0, refused 0 (into {tmp_path / 'dst'})", (r.stdout, r.stderr)
+    assert len(list((tmp_path / 'dst' / 'checkpoints').glob('*.v1.pt'))) == 1 and not (tmp_path / 'elsewhere').exists()
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(tmp_path / 'nowhere')], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'not a folder' in r.stderr

@@ -2,7 +2,8 @@
 import json, math
 import pytest, torch
 from pavlovattn.models import (token_recall, TokenTask, VectorTask, AssocLM, loss_and_metric, TrainConfig, train, get_model,
-                               save_checkpoint, load_checkpoint, cache_dir, lr_sweep, TASKS)
+                               save_checkpoint, load_checkpoint, checkpoint_path, lr_sweep, TASKS)
+from pavlovattn.cache import root
 from pavlovattn.families import FAMILIES
 
 def test_mqar_every_key_once_and_targets_are_values():
@@ -59,10 +60,10 @@ def test_early_stop_at_target():
 
 def test_checkpoint_round_trip_and_cache(tmp_path, monkeypatch):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
-    assert cache_dir() == tmp_path / 'checkpoints'
+    assert checkpoint_path(TrainConfig()).parent == tmp_path / 'checkpoints'
     cfg = TrainConfig(task='vector', rule='gated-delta', steps=6, batch=4, d_model=16, eval_every=3, eval_batch=8)
     m1, met1 = get_model(cfg, progress=False); assert not met1['cached']
-    path = cache_dir() / f'{cfg.key()}.pt'; assert path.exists()
+    path = checkpoint_path(cfg); assert path.exists()
     m2, cfg2, met2 = load_checkpoint(path); assert cfg2 == cfg and met2['steps'] == met1['steps']
     b = TASKS['vector'].batch(3, torch.Generator().manual_seed(1))
     with torch.no_grad(): torch.testing.assert_close(m1(b), m2(b))
@@ -76,7 +77,7 @@ def test_lr_sweep_cached(tmp_path, monkeypatch):
     cfg = TrainConfig(task='vector', rule='hebbian', batch=4, d_model=16, eval_every=2, eval_batch=8)
     sw = lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4)
     assert sw['best'] in (1e-3, 1e-2) and set(sw['metric']) == {'0.001', '0.01'}
-    files = list(cache_dir().glob('sweep-*.json')); assert len(files) == 1
+    files = list(root('lr-sweeps').glob('*.json')); assert len(files) == 1
     assert {k: v for k, v in json.loads(files[0].read_text()).items() if k not in ('code_version', 'sha256')} == sw
     assert lr_sweep(cfg, lrs=(1e-3, 1e-2), steps=4) == sw
 
@@ -104,14 +105,16 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
     import io, os
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
     cfg = TrainConfig(**TINY); b = TASKS['vector'].batch(3, torch.Generator().manual_seed(1))
-    ref, _ = get_model(cfg, progress=False); path = cache_dir() / f'{cfg.key()}.pt'; good = path.read_bytes()
+    ref, _ = get_model(cfg, progress=False); path = checkpoint_path(cfg); good = path.read_bytes()
     with torch.no_grad(): want = ref(b)
     other = {}
     for name, c in (('seed', TrainConfig(**{**TINY, 'seed': 1})), ('width', TrainConfig(**{**TINY, 'd_model': 8}))):
-        get_model(c, progress=False); other[name] = (cache_dir() / f'{c.key()}.pt').read_bytes()
+        get_model(c, progress=False); other[name] = checkpoint_path(c).read_bytes()
     ck = torch.load(io.BytesIO(good), weights_only=True)
     def saved(**change):
         buf = io.BytesIO(); torch.save({**ck, **change}, buf); return buf.getvalue()
+    from pavlovattn.models import _ck_digest
+    resealed = lambda **change: saved(**change, sha256=_ck_digest({**ck, **change}))   # changed, and its hash made to match
     big = max(ck['state'].values(), key=lambda t: t.numel()).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
     at = good.find(big); assert at > 0
     flipped = bytearray(good); flipped[at + len(big) // 2] ^= 0x10
@@ -121,7 +124,9 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
              "another width's file": (other['width'], 'it holds'), 'another version': (saved(code_version='pavlovattn 0.0.1'), 'made by'),
              'old format (no hash)': (saved(sha256=None, code_version=None), 'made by'),
              'tensors edited, hash kept': (saved(state={k: v + 1 for k, v in ck['state'].items()}), 'hash'),
-             'key matches, config not': (saved(key='x'), 'filed under')}
+             'key edited': (saved(key='x'), 'hash'), 'key matches, config not': (resealed(key='x'), 'filed under'),
+             'metric edited': (saved(metrics={**ck['metrics'], 'final_metric': 1.0}), 'hash'),
+             'older code version, resealed': (resealed(code_version='checkpoint v0; pavlovattn cache 3'), 'made by')}
     for name, (data, why) in cases.items():
         path.write_bytes(data)
         (model, met), err = _rebuilt(capsys, lambda: get_model(cfg, progress=False))
@@ -131,14 +136,15 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
     assert not marker.exists()                                             # the pickled call never ran
     path.write_bytes(other['seed'])
     with pytest.raises(ValueError, match='it holds'): load_checkpoint(path, cfg=cfg)
-    assert [p.name for p in cache_dir().iterdir() if p.name.startswith('.')] == []   # no temporary file left
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith('.')] == []   # no temporary file left
 
 # Reproducer 4: the JSON sweep cache is written atomically and checked when read; a bad entry is rebuilt with one line.
 def test_damaged_sweep_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
-    from pavlovattn.cache import CODE_VERSION, sealed
+    from pavlovattn.cache import code_version, sealed as _sealed
+    sealed = lambda o: _sealed(o, code_version('lr-sweep')); CODE_VERSION = code_version('lr-sweep')
     cfg = TrainConfig(**TINY); kw = dict(lrs=(1e-3, 1e-2), steps=2)
-    sw = lr_sweep(cfg, **kw); (path,) = cache_dir().glob('sweep-*.json')
+    sw = lr_sweep(cfg, **kw); (path,) = root('lr-sweeps').glob('*.json')
     cases = {'empty': (b'', 'Expecting value'), 'truncated': (path.read_bytes()[:20], 'line 1'), '{}': (b'{}', 'made by'),
              'no metric': (json.dumps(sealed(dict(best=0.01))).encode(), 'fields'),
              'best 1e9': (json.dumps(sealed(dict(best=1e9, metric=sw['metric']))).encode(), 'not one of the rates'),

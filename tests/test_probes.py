@@ -140,8 +140,10 @@ TINY_TRAIN = dict(steps=2, batch=4, d_model=16, n_layers=1, eval_every=2, eval_b
 
 def _damage_cases(path, good:dict, drop:str, big:str):
     import json
-    from pavlovattn.cache import sealed
-    enc = lambda o: json.dumps(sealed(o)).encode()
+    from pavlovattn.cache import sealed, code_version
+    kind = 'probes' if path.name.startswith('vector') else 'rebind-probes'
+    model = json.loads(path.read_text())['model']                 # the checkpoint the results were measured on
+    enc = lambda o: json.dumps(sealed({**o, 'model': model}, code_version(kind))).encode()
     return {'empty': (b'', 'Expecting value'), 'truncated': (path.read_bytes()[:-7], 'line 1'), '{}': (b'{}', 'made by'),
             'no ' + drop: (enc({k: v for k, v in good.items() if k != drop}), drop), 'not an object': (b'[]', 'not an object'),
             'NaN': (path.read_bytes().replace(b'"code_version"', b'"x": NaN, "code_version"'), 'non-finite'),
@@ -149,13 +151,13 @@ def _damage_cases(path, good:dict, drop:str, big:str):
 
 def test_damaged_probe_caches_are_rebuilt(tmp_path, monkeypatch, capsys):
     from pavlovattn.probes import measure_family, measure_rebind_family
-    from pavlovattn.models import cache_dir
+    from pavlovattn.cache import root
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
     for fn, kw, pat, drop, big in (
-            (measure_family, dict(sweep=dict(lrs=(1e-2,), steps=2)), 'probes-*.json', 'R', 'BI'),
+            (measure_family, dict(sweep=dict(lrs=(1e-2,), steps=2)), 'vector-*.json', 'R', 'BI'),
             (measure_rebind_family, {}, 'rebind-*.json', 'ctrl', '3:1')):
         run = lambda: fn('delta', seeds=(0,), n=8, progress=False, train_kw=dict(TINY_TRAIN, lr=1e-2) if fn is measure_rebind_family else TINY_TRAIN, **kw)
-        first = run(); (path,) = cache_dir().glob(pat); capsys.readouterr()
+        first = run(); (path,) = root('probes').glob(pat); capsys.readouterr()
         again = run(); assert again['per_seed'] == first['per_seed'] and again['train'][0]['cached'] and capsys.readouterr().err == ''
         good = first['per_seed'][0]
         good = {k: ({str(m): x for m, x in v.items()} if k in ('R', 's_A', 's_N') else v) for k, v in good.items()}
@@ -165,4 +167,4 @@ def test_damaged_probe_caches_are_rebuilt(tmp_path, monkeypatch, capsys):
             assert len(err.splitlines()) == 1 and why in err and 'rebuilding it' in err, (name, err)
             assert out['per_seed'] == first['per_seed'], name
             run(); assert capsys.readouterr().err == '', name                     # rebuilt: read back without a word
-    assert [p.name for p in cache_dir().iterdir() if p.name.startswith('.')] == []
+    assert [p.name for p in root('probes').iterdir() if p.name.startswith('.')] == []
