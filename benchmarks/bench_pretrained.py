@@ -2,7 +2,7 @@
 initialised `transformers` Qwen3.5 model with a released hybrid's shapes (hidden size HIDDEN, LAYERS layers, three of
 every four Gated DeltaNet, heads of 128, vocabulary 151,936) costs what the real weights cost, whatever their values.
 
-Workload: one forward pass of a TOKENS-token prompt (no cache), the unit `probe_model` repeats 28n + 1 times
+Workload: one forward pass of a TOKENS-token prompt (no cache) inside `pretrained.reading` (as every pass of probe-model runs), the unit `probe_model` repeats 28n + 1 times
 (`pretrained.probe_model`: exactness 1, head battery 2n, text probes 26n prompts). Baseline, in the same run: the same
 pass on the page's tiny random model (`pretrained.tiny_model('qwen3_5')`); the table gives both times, their ratio, the
 peak resident memory, and the run time that the per-pass time implies for n sequences.
@@ -14,7 +14,7 @@ import argparse, os, resource, statistics, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import torch
 import transformers
-from pavlovattn.pretrained import tiny_model
+from pavlovattn.pretrained import tiny_model, reading
 
 
 def model_of(hidden, layers, dtype, device):
@@ -30,10 +30,11 @@ def model_of(hidden, layers, dtype, device):
 
 @torch.no_grad()
 def seconds(m, tokens, repeats, device):
-    "Median seconds of one uncached forward pass of `tokens` random tokens (after one warm-up pass)."
+    "Median seconds of one uncached forward pass of `tokens` random tokens, its layers read as `probe_model` reads them (after one warm-up pass)."
     ids = torch.randint(0, m.config.vocab_size, (1, tokens), device=device)
     def once():
-        t = time.perf_counter(); m(input_ids=ids, use_cache=False)
+        t = time.perf_counter()
+        with reading(m): m(input_ids=ids, use_cache=False)
         if device != 'cpu': torch.cuda.synchronize()
         return time.perf_counter() - t
     once()
