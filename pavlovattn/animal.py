@@ -10,13 +10,14 @@ from pathlib import Path
 import torch
 from .core import RULES, recur
 from .families import FAMILIES, family
-from .designs import parse_design, trial_orders
+from .designs import parse_design, trial_orders, design_blocks
 
 # %% auto #0
-__all__ = ['DATA', 'DEFAULTS', 'CHANCE', 'REGISTERED_EXPERIMENTS', 'Experiment', 'load_experiments', 'experiments', 'select',
-           'Batch', 'compile_batch', 'strengths', 'response', 'respond', 'pearson', 'ordinal', 'score',
-           'sign_agreement', 'score_matrix', 'bootstrap', 'summarize', 'same_at_defaults', 'compare', 'param_grid',
-           'cross_validate', 'fit']
+__all__ = ['DATA', 'DEFAULTS', 'CHANCE', 'REGISTERED_EXPERIMENTS', 'CCNLAB_STEPS', 'Experiment', 'load_experiments',
+           'experiments', 'select', 'Batch', 'compile_batch', 'strengths', 'response', 'respond', 'pearson', 'ordinal',
+           'score', 'sign_agreement', 'score_matrix', 'bootstrap', 'summarize', 'same_at_defaults', 'compare',
+           'param_grid', 'cv_grid', 'cross_validate', 'param_intervals', 'fit', 'ccnlab_design', 'timestep_values',
+           'ccnlab_timesteps', 'ccnlab_rw_error']
 
 # %% ../nbs/14_animal_data.ipynb #an0006
 DATA = Path(__file__).parent/'data'/'experiments.csv' if '__file__' in globals() else Path('../pavlovattn/data/experiments.csv')
@@ -399,6 +400,16 @@ def param_grid(rule:str,          # a family of `FAMILIES`
     if 'tau' in fam.params: axes['tau'] = list(taus)
     return [dict(zip(axes, v)) for v in itertools.product(*axes.values())]
 
+def cv_grid(rule:str,              # a family of `FAMILIES`
+            batch:Batch,           # the experiments
+            test_size:bool=False,  # the declared test size (`nbdev_test`): 2 β values, γ in {0.9, 1}, τ = 1
+           ) -> list:
+    "The animal page's leave-one-out grid: 12 β values for a one-parameter family, 10 with a γ or τ, 5 for the exemplar memory (O(T²) per row); γ in {0.8, 0.9, 0.95, 0.98, 0.99, 1}, τ in {0.2, 0.5, 1, 2}."
+    if test_size: return param_grid(rule, batch, n_beta=2, gammas=(0.9, 1.0), taus=(1.0,))
+    fam = family(rule)
+    n = 12 if len(fam.params) == 1 else 5 if fam.exemplar else 10
+    return param_grid(rule, batch, n_beta=n, gammas=(0.8, 0.9, 0.95, 0.98, 0.99, 1.0), taus=(0.2, 0.5, 1.0, 2.0))
+
 def cross_validate(rule:str='delta',  # a family of `FAMILIES`
                    ids=None,          # experiment ids (default: every expressible one)
                    grid=None,         # parameter sets to search (default: `param_grid`)
@@ -427,9 +438,27 @@ def cross_validate(rule:str='delta',  # a family of `FAMILIES`
         held.append(e)
     ins = [dict(e, loss=float(L[full, i]), held_out=False) for i, e in enumerate(reps[full])]
     return dict(rule=rule, mode='leave-one-experiment-out (joint fit by grid search)', params=grid[full],
-                fold_params=[grid[g] for g in pick], settings=dict(grid=len(grid), subjects=subjects, seed=seed,
+                fold_params=[grid[g] for g in pick], grid=grid, losses=L.tolist(), settings=dict(grid=len(grid), subjects=subjects, seed=seed,
                 seconds=round(time.perf_counter() - t0, 2)), experiments=held,
                 in_sample=dict(params=grid[full], loss=float(L[full].mean()), experiments=ins), not_expressible=_not_expressible())
+
+def param_intervals(cv:dict,         # a result of `cross_validate` (its `grid` and `losses`)
+                    n:int=1_000,     # resamples of the experiments
+                    seed:int=0,
+                    level:float=0.95,
+                   ) -> dict:        # parameter -> (the all-experiment fit, lo, hi)
+    "Bootstrap intervals of the grid-search joint fit's parameters over experiments: resample the experiments with replacement, refit on each resample (the grid point with the lowest mean loss on it, first of equal ones), and take each parameter's percentiles over the refits."
+    import numpy as np
+    L, grid = np.asarray(cv['losses'], dtype=float), cv['grid']
+    idx = np.random.default_rng(seed).integers(0, L.shape[1], size=(n, L.shape[1]))
+    picks = L[:, idx].mean(2).argmin(0)                                      # [n]: each resample's fit
+    full = int(L.mean(1).argmin())
+    out = {}
+    for k in grid[full]:
+        v = np.array([grid[g][k] for g in picks])
+        lo, hi = np.quantile(v, [(1 - level) / 2, (1 + level) / 2])
+        out[k] = (grid[full][k], float(lo), float(hi))
+    return out
 
 
 # %% ../nbs/14_animal_data.ipynb #an0053
@@ -543,3 +572,75 @@ def fit(rule:str='delta',        # a family of `FAMILIES`
                 settings=dict(steps=steps, restarts=restarts, lr=lr, subjects=subjects, seed=seed, fit_salience=fit_salience,
                               held_out=list(held_out), seconds=round(time.perf_counter() - t0, 2)),
                 experiments=res, not_expressible=_not_expressible())
+
+# %% ../nbs/14_animal_data.ipynb #b5819718
+def ccnlab_design(groups:dict,   # {group: [trial, ...]}, a trial CCNLab's time steps, each `[[CS names], context, US magnitude]`
+                 ) -> tuple:     # (design string, {CCNLab group: design group})
+    "Our reading of a CCNLab schedule: each trial a timeline (its context on for the whole trial, each CS from its first step to its last, the US at its step with its magnitude), a run of the same trial one count, the runs one phase after another."
+    import re
+    def cue(c): return c if len(c) == 1 and 'A' <= c <= 'Z' else f'({c})'
+    def timeline(trial):
+        on = {}
+        for t, (cs, ctx, _) in enumerate(trial):
+            for c in [cue(ctx)] + [cue(c) for c in cs]: on.setdefault(c, []).append(t)
+        ev = []
+        for c, ts in on.items():
+            if ts != list(range(ts[0], ts[-1] + 1)): raise ValueError(f'cue {c} is on at steps {ts}: not one interval, which a timeline cannot write')
+            ev.append(f'{c} {ts[0]}-{ts[-1] + 1}')
+        ev += [f'US {t}' + ('' if float(u) == 1 else f'*{float(u)!r}') for t, (_, _, u) in enumerate(trial) if u]
+        if not on or on[cue(trial[0][1])] != list(range(len(trial))): raise ValueError('a CCNLab trial has its context on at every step')
+        return '{' + ', '.join(ev) + '}'
+    names, text = {}, []
+    for g, trials in groups.items():
+        names[g] = n = re.sub(r'[^A-Za-z0-9_.\-]+', '_', g.strip()) or 'group'
+        if n in names.values() and list(names).index(g) != list(names.values()).index(n): raise ValueError(f'groups {g!r} and another read as {n!r}')
+        runs = []
+        for tl in map(timeline, trials):
+            if runs and runs[-1][1] == tl: runs[-1][0] += 1
+            else: runs.append([1, tl])
+        text.append(f"{n}: " + ' | '.join(f'{k}{tl}' for k, tl in runs))
+    return ' ; '.join(text), names
+
+def timestep_values(design,                 # a design string (or `Design`) run in a fixed order, without probes: every step learns
+                    rule:str='delta',       # a family of `FAMILIES`
+                    beta:float=0.1,         # write rate on every step
+                    gamma:float|None=None,  # the family's γ (default: its own)
+                    device='cpu', dtype=torch.float64,
+                    max_steps:int=5_000_000, # refused above this many steps in a group (checked before allocating)
+                   ) -> dict:               # {group: `[T]` predictions}
+    "The timestep protocol: every time step of each group one token (its cues' summed one-hot keys, its US as the value), read before its write (CCNLab's baselines' response)."
+    d = parse_design(design) if isinstance(design, str) else design
+    blocks, cues = design_blocks(d), d.cues
+    out = {}
+    for g, bl in blocks.items():
+        if any(us is None for _, _, us in bl): raise ValueError(f'group {g!r} has a probe: the timestep protocol learns on every step (write a trial without a US)')
+        T = sum(n for n, _, _ in bl)
+        if T > max_steps: raise ValueError(f'group {g!r} runs {T:,} steps, more than max_steps={max_steps:,}')
+        X = torch.zeros(1, T, 1, max(1, len(cues)), dtype=dtype, device=device); lam = torch.zeros(1, T, 1, 1, dtype=dtype, device=device)
+        t = 0
+        for n, cs, us in bl:
+            for c in cs: X[0, t:t + n, 0, cues.index(c)] = 1.
+            lam[0, t:t + n, 0, 0] = us; t += n
+        out[g] = recur(X, lam, rule=rule, beta=beta, gamma=gamma).pred[0, :, 0, 0]
+    return out
+
+
+# %% ../nbs/14_animal_data.ipynb #2745e5a6
+CCNLAB_STEPS = Path(__file__).parent/'data'/'ccnlab_timesteps.json.gz' if '__file__' in globals() else Path('../pavlovattn/data/ccnlab_timesteps.json.gz')
+
+def ccnlab_timesteps() -> dict:
+    "The fixture of CCNLab's schedules, its RW baseline per step and its read-out's scores (see `tests/ccnlab_fixtures.py`)."
+    import gzip, json
+    return json.loads(gzip.decompress(CCNLAB_STEPS.read_bytes()))
+
+def ccnlab_rw_error(fx:dict|None=None, device='cpu') -> dict:
+    "Per CCNLab experiment: the largest |delta − CCNLab's RW| over every time step of every group, our reading of its schedule run at CCNLab's rate."
+    fx = fx or ccnlab_timesteps()
+    out = {}
+    for name, e in fx['experiments'].items():
+        design, names = ccnlab_design({g: [e['kinds'][k] for k in v['trials']] for g, v in e['groups'].items()})
+        vals = timestep_values(design, 'delta', fx['rw_alpha'], device=device)
+        out[name] = max(float((vals[names[g]].cpu() - torch.tensor([x for tr in v['rw'] for x in tr], dtype=torch.float64)).abs().max())
+                        for g, v in e['groups'].items())
+    return out
+

@@ -339,6 +339,22 @@ def test_leave_one_out_recovers_the_generating_parameters():
     assert all(e['loss'] < 1e-8 for e in cv['experiments'])
 
 
+def test_param_intervals_refit_the_grid_on_resampled_experiments():
+    from pavlovattn.animal import param_intervals
+    grid = [dict(beta=0.1), dict(beta=0.2), dict(beta=0.3)]
+    # grid point 1 is best on every experiment: every resample refits to it, a zero-width interval
+    assert param_intervals(dict(grid=grid, losses=[[0.5, 0.6, 0.7], [0.1, 0.2, 0.3], [0.9, 0.9, 0.9]])) == {'beta': (0.2, 0.2, 0.2)}
+    # two experiments pulling apart: a resample of experiment 0 twice refits to 0.1 (P = 1/4), of 1 twice to 0.3 (1/4), both: 0.2 (mean loss 0.4)
+    L = [[0.0, 1.0], [0.4, 0.4], [1.0, 0.1]]
+    assert param_intervals(dict(grid=grid, losses=L), n=4000) == {'beta': (0.2, 0.1, 0.3)}
+    assert param_intervals(dict(grid=grid, losses=L), n=4000, level=0.4) == {'beta': (0.2, 0.2, 0.2)}   # the middle 40% all refit to 0.2
+    b = compile_batch(select(['overexpectation', 'extinction_partial', 'renewal']))
+    cv = cross_validate('delta', batch=b, grid=param_grid('delta', b, n_beta=4))
+    assert len(cv['losses']) == len(cv['grid']) == 4 and all(len(row) == 3 for row in cv['losses'])
+    fit, lo, hi = param_intervals(cv)['beta']
+    assert fit == cv['params']['beta'] and lo <= fit <= hi
+
+
 def test_best_family_claim_runs_in_reproduce():
     from pavlovattn.registry import run_claims, load_claims
     assert 'animal-best-family' in load_claims()
@@ -363,3 +379,32 @@ def test_the_timed_experiments_score_what_the_design_compiler_simulates(rule):
         V, res = strengths(compile_batch([e]), rule), simulate(e.design, rule=rule, beta=0.1).probes
         want = [sum(res[g][k - 1]['mean'] for k in ks) / len(ks) for g, ks, _, _ in e.points]
         assert torch.allclose(V, torch.tensor(want, dtype=V.dtype), atol=1e-12, rtol=0), (e.id, V, want)
+
+
+# --- CCNLab's timestep protocol (issue 34): its own schedules and RW baseline, made by tests/ccnlab_fixtures.py ---
+
+def test_ccnlab_schedules_read_as_timelines_give_its_rw_baseline_at_every_step():
+    from pavlovattn.animal import ccnlab_timesteps, ccnlab_rw_error
+    fx = ccnlab_timesteps()
+    assert len(fx['experiments']) == 30 and fx['rw_alpha'] == 0.3
+    err = ccnlab_rw_error(fx)
+    assert max(err.values()) < 1e-12, sorted(err.items(), key=lambda kv: -kv[1])[:3]
+    for e in fx['experiments'].values():                       # delta's scores through CCNLab's read-out are its RW baseline's
+        assert (e['families']['delta'] is None) == (e['rw_score'] is None)
+        if e['rw_score'] is not None: assert abs(e['families']['delta'] - e['rw_score']) < 1e-9
+
+
+def test_ccnlab_design_by_hand_and_refusals():
+    from pavlovattn.animal import ccnlab_design, timestep_values
+    serial = [[[], 'K1', 0]] * 8 + [[['B'], 'K1', 0]] * 4 + [[[], 'K1', 0]] * 4 + [[['A'], 'K1', 0]] * 3 + [[['A'], 'K1', 2]]
+    text, names = ccnlab_design({'test 1': [serial] * 3, 'ctrl': [[[[], 'K2', 0]] * 8]})
+    assert text == 'test_1: 3{(K1) 0-20, B 8-12, A 16-20, US 19*2.0} ; ctrl: 1{(K2) 0-8}' and names == {'test 1': 'test_1', 'ctrl': 'ctrl'}
+    w, hand = {}, []                                            # RW by hand on the three serial trials (US of magnitude 2)
+    for cs, ctx, us in serial * 3:
+        x = [ctx] + cs; v = sum(w.get(c, 0.) for c in x); hand.append(v)
+        for c in x: w[c] = w.get(c, 0.) + 0.3 * (us - v)
+    got = timestep_values(text, 'delta', 0.3)['test_1']
+    assert got.tolist() == pytest.approx(hand, abs=1e-12) and len(hand) == 60
+    with pytest.raises(ValueError, match='not one interval'): ccnlab_design({'g': [[[['A'], 'K1', 0], [[], 'K1', 0], [['A'], 'K1', 0]]]})
+    with pytest.raises(ValueError, match='has a probe'): timestep_values('10A+ | #A')
+    with pytest.raises(ValueError, match='max_steps'): timestep_values('100{A 0-9, US 9}', max_steps=999)
