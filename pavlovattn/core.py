@@ -237,11 +237,16 @@ def choose_algorithm(fam:Family,   # the family
                      batch:int=1,  # independent sequences run together (batch × heads)
                      device='cpu', # where they run
                     ) -> str:      # 'reference', 'sequential' or 'chunked'
-    "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, else the loop (a family no tuned form implements: its plain loop)."
+    "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, and for short ones with a gradient on the CPU (the measured rule below), else the loop (a family no tuned form implements: its plain loop)."
     if fam.fast and T >= 128: return next(iter(fam.fast))                # a family's own fast form, for long sequences
-    if 'chunked' not in fam.algorithms or T < 128: return fam.loop
-    if torch.device(device).type != 'cpu': return 'chunked'     # each step of the loop is several kernel launches (not measured here)
-    if fam.gamma_channels(dk) is not None and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
+    if 'chunked' not in fam.algorithms: return fam.loop
+    cpu, channel = torch.device(device).type == 'cpu', fam.gamma_channels(dk) is not None
+    if T < 128:   # short: the loop, except with a gradient on the CPU and d_k >= 16, where autograd's cost per step makes the loop
+                  # 2-15x slower (benchmarks/bench_layers.py --part auto): chunked from T = 16 (8 at 16+ sequences; 64 with per-channel gates)
+        if not (grad and cpu and dk >= 16): return fam.loop
+        return 'chunked' if T >= (64 if channel else 8 if batch >= 16 else 16) else fam.loop
+    if not cpu: return 'chunked'     # each step of the loop is several kernel launches (not measured here)
+    if channel and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'
 
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`

@@ -498,7 +498,8 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
             seg:int|None=None,   # steps per segment, in whole chunks (default: as many as keep a segment's inputs near 2^18 numbers)
            ) -> tuple:
     "The chunk-parallel form of `sequential`: same arguments, same results, matrix products within each chunk."
-    B, T, H, dk = r.shape; dv = v.shape[-1]; C = max(1, int(chunk)); dt = r.dtype; channel = gate == 'channel'
+    B, T, H, dk = r.shape; dv = v.shape[-1]; dt = r.dtype; channel = gate == 'channel'
+    C = max(1, min(int(chunk), T))                                        # a sequence shorter than a chunk: one chunk, no padding
     BH, N = B * H, -(-T // C); pad = N * C - T                               # N chunks; the last padded with steps that do nothing
     nq = q is not None and bool(reads); nP = 0 if probes is None else probes.shape[-2]
     S = r.new_zeros(B, H, dv, dk) if S0 is None else S0

@@ -275,3 +275,41 @@ def test_reference_loop_is_the_oracle_of_every_fast_form(name, alg):
     for reads in ('out', False):                                         # the read modes agree too
         a, b = forward(fam, *x, reads=reads, algorithm='reference'), forward(fam, *x, reads=reads, algorithm=alg)
         assert (a[2] - b[2]).abs().max() < tol and (a[1] is None) == (b[1] is None)
+
+
+# --- recur(algorithm='auto') on short sequences that need a gradient (issue 29) ---
+def test_auto_short_gradient_policy():
+    "With a gradient on the CPU and d_k >= 16 the chunked form from T = 16 (8 at 16+ sequences, 64 with per-channel gates); no gradient or narrow keys: the loop, as before."
+    from pavlovattn.core import choose_algorithm
+    F = FAMILIES
+    assert choose_algorithm(F['delta'], 64, 64, True, batch=256) == 'chunked'           # the reported case: B 64 x 4 heads, T 64
+    assert [choose_algorithm(F['delta'], T, 16, True, batch=1) for T in (8, 15, 16)] == ['sequential', 'sequential', 'chunked']
+    assert [choose_algorithm(F['hebbian'], T, 16, True, batch=16) for T in (7, 8)] == ['sequential', 'chunked']
+    assert [choose_algorithm(F['gla'], T, 64, True, batch=256) for T in (63, 64)] == ['sequential', 'chunked']
+    assert choose_algorithm(F['delta'], 64, 8, True, batch=256) == 'sequential'         # narrow keys (conditioning designs)
+    assert choose_algorithm(F['delta'], 64, 64, False, batch=256) == 'sequential'       # no gradient
+    assert choose_algorithm(F['delta'], 64, 64, True, batch=256, device='meta') == 'sequential'   # off the CPU: not measured, unchanged
+
+@pytest.mark.parametrize('rule', ['delta', 'gated-delta', 'gla', 'trace'])
+def test_auto_gives_the_numbers_of_the_algorithm_it_chooses(rule):
+    "Where auto's choice changes (short sequences with and without a gradient), its outputs and gradients are those of the explicit algorithm, bit for bit."
+    from pavlovattn.core import choose_algorithm
+    fam, seen = FAMILIES[rule], set()
+    for B, T in ((1, 8), (1, 20), (8, 12), (8, 70)):
+        q, k, v, b, g, S0, kw, _ = inputs(fam, B=B, T=T, H=2, dk=16, dv=4, seed=T)
+        for grad in (False, True):
+            def run(alg):
+                xs = [x.clone().requires_grad_(grad) for x in (q, k, v)]
+                out = recur(xs[1], xs[2], xs[0], rule=rule, beta=b, gamma=g, S0=S0, kw=kw, algorithm=alg).out
+                return [out] + (list(torch.autograd.grad(out.square().sum(), xs)) if grad else [])
+            pick = choose_algorithm(fam, T, 16, grad, B * 2, 'cpu'); seen.add(pick)
+            for a, e in zip(run('auto'), run(pick)): assert torch.equal(a, e), (rule, B, T, grad, pick)
+    assert seen == {'sequential', 'chunked'}, seen
+
+def test_chunked_short_sequence_is_one_chunk_of_its_length():
+    "T < chunk: the chunked form equals the loop (float64) and equals itself with chunk = T (no padding)."
+    fam = FAMILIES['gated-delta']; q, k, v, b, g, S0, _, _ = inputs(fam, T=11)
+    a = forward(fam, q, k, v, b, g, S0, algorithm='chunked', chunk=64)
+    c = forward(fam, q, k, v, b, g, S0, algorithm='chunked', chunk=11)
+    s = forward(fam, q, k, v, b, g, S0, algorithm='sequential')
+    assert all(torch.equal(x, y) for x, y in zip(a[:3], c[:3])) and (a[1] - s[1]).abs().max() < 1e-12

@@ -328,3 +328,36 @@ def test_use_beta_false_is_a_rate_of_one_and_scale_multiplies_the_queries():
     assert _mixer('delta', scale=None).scale == 8 ** -0.5 and AttentionMixer(16, 2, norm_eps=1e-5).o_norm.eps == 1e-5
     for bad in (0, -1.0, float('nan'), True, 'd'):
         with pytest.raises(ValueError, match='scale must be a positive number or None'): AttentionMixer(16, 2, scale=bad)
+
+
+# --- the gradients of the split, padded and packed runs (issue 29, "gradients included") ---
+def _grads(m, loss, *xs):
+    m.zero_grad()
+    for x in xs: x.grad = None
+    loss.backward()
+    return [p.grad.clone() if p.grad is not None else torch.zeros_like(p) for p in m.parameters()], [x.grad.clone() for x in xs]
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_split_gradients_float32(rule):
+    "float32 (the chunked form where a family has one): gradients of pieces within 1e-5 of the largest gradient of the one call."
+    alg = 'sequential' if FAMILIES[rule].exemplar else 'chunked'
+    m = _mixer(rule, torch.float32, chunk=16, algorithm=alg)
+    x = torch.randn(2, 40, 16, generator=torch.Generator().manual_seed(8), requires_grad=True)
+    (p1, (x1,)), (p2, (x2,)) = _grads(m, m(x).square().sum(), x), _grads(m, _pieces(m, x, (1, 17, 22))[0].square().sum(), x)
+    for a, b in zip(p1 + [x1], p2 + [x2]): assert (a - b).abs().max() <= 1e-5 * a.abs().max().clamp_min(1e-30), rule
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_padded_and_packed_gradients_equal_each_sequence_alone(rule):
+    "float64: the gradients of a left/right-padded batch and of packed sequences equal the sums over each sequence run alone (padding gets none)."
+    m = _mixer(rule, chunk=8); gen = torch.Generator().manual_seed(9)
+    a, b = (torch.randn(1, n, 16, dtype=torch.float64, generator=gen, requires_grad=True) for n in (10, 7))
+    pa, (ga, gb) = _grads(m, m(a).square().sum() + m(b).square().sum(), a, b)
+    xp = torch.zeros(2, 12, 16, dtype=torch.float64); xp[0, 2:] = a[0].detach(); xp[1, :7] = b[0].detach(); xp.requires_grad_()
+    mask = torch.zeros(2, 12, dtype=torch.long); mask[0, 2:] = 1; mask[1, :7] = 1
+    pp, (gp,) = _grads(m, m(xp, attention_mask=mask).square().sum(), xp)
+    xc = torch.cat([a, b], 1).detach().requires_grad_()
+    pc, (gc,) = _grads(m, m(xc, cu_seqlens=torch.tensor([0, 10, 17])).square().sum(), xc)
+    for u, w, z in zip(pa, pp, pc): assert (u - w).abs().max() < 1e-10 and (u - z).abs().max() < 1e-10, rule
+    assert (gp[0, 2:] - ga[0]).abs().max() < 1e-10 and (gp[1, :7] - gb[0]).abs().max() < 1e-10, rule
+    assert gp[0, :2].abs().max() == 0 and gp[1, 7:].abs().max() == 0
+    assert (gc - torch.cat([ga, gb], 1)).abs().max() < 1e-10, rule
