@@ -21,10 +21,10 @@ __all__ = ['TASKS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_
            'checkpoint_path', 'save_checkpoint', 'load_checkpoint', 'get_model', 'lr_sweep', 'trained_family']
 
 # %% ../nbs/12_models.ipynb #e58a2bda
-def _power_slots(n_slots:int, n:int, alpha:float, gen) -> torch.Tensor:
-    "`n` distinct slots out of `n_slots`, drawn with probability proportional to (slot+1)^(alpha-1) (Zoology's power law over query gaps)."
+def _power_slots(n_slots:int, n:int, alpha:float, gen, batch:int=1) -> torch.Tensor:
+    "`[batch, n]`: per row `n` distinct slots out of `n_slots`, drawn with probability proportional to (slot+1)^(alpha-1) (Zoology's power law over query gaps)."
     w = (torch.arange(n_slots, dtype=torch.float64) + 1) ** (alpha - 1)
-    return torch.multinomial(w, n, replacement=False, generator=gen)
+    return torch.multinomial(w.expand(batch, n_slots), n, replacement=False, generator=gen)
 
 def token_recall(batch:int,          # sequences
                  vocab:int=256,      # vocabulary: keys from [1, vocab/2), values from [vocab/2, vocab); 0 pads
@@ -39,18 +39,20 @@ def token_recall(batch:int,          # sequences
     D = P if distinct is None else min(distinct, P)
     half = vocab // 2
     if 2 * P + 2 > seq_len or D >= half: raise ValueError(f'{P} pairs do not fit {seq_len} tokens / {half - 1} keys')
-    x = torch.zeros(batch, seq_len, dtype=torch.long); y = torch.full((batch, seq_len), -100, dtype=torch.long)
-    for b in range(batch):
-        keyset = torch.randperm(half - 1, generator=gen)[:D] + 1
-        keys = keyset if D == P else keyset[torch.cat([torch.arange(D), torch.randint(0, D, (P - D,), generator=gen)])[torch.randperm(P, generator=gen)]]
-        vals = torch.randint(half, vocab, (P,), generator=gen)
-        x[b, 0:2 * P:2], x[b, 1:2 * P:2] = keys, vals
-        last = {int(k): int(v) for k, v in zip(keys, vals)}                  # the latest binding wins
-        qk = torch.tensor(list(last)); qk = qk[torch.randperm(len(qk), generator=gen)]
-        n_slots = (seq_len - 2 * P) // 2; nq = min(len(qk), n_slots)
-        slots = _power_slots(n_slots, nq, alpha, gen)
-        for k, s in zip(qk[:nq].tolist(), slots.tolist()):
-            p = 2 * P + 2 * s; x[b, p], x[b, p + 1], y[b, p] = k, last[k], last[k]
+    B, rows = batch, torch.arange(batch)[:, None]
+    keyset = torch.rand(B, half - 1, generator=gen).argsort(-1)[:, :D] + 1                     # D distinct keys per sequence
+    j = torch.arange(D).expand(B, D)                                                            # the key each pair binds: each once,
+    if D < P: j = torch.cat([j, torch.randint(0, D, (B, P - D), generator=gen)], 1).gather(1, torch.rand(B, P, generator=gen).argsort(-1))
+    vals = torch.randint(half, vocab, (B, P), generator=gen)                                    # the rest uniform, shuffled
+    x = torch.zeros(B, seq_len, dtype=torch.long); y = torch.full((B, seq_len), -100, dtype=torch.long)
+    x[:, 0:2 * P:2], x[:, 1:2 * P:2] = keyset.gather(1, j), vals
+    hit = j[:, None, :] == torch.arange(D)[None, :, None]                                      # [B, D, P]: pair p binds key d
+    last = vals.gather(1, (hit * torch.arange(1, P + 1)).argmax(-1))                            # the latest binding wins
+    n_slots = (seq_len - 2 * P) // 2; nq = min(D, n_slots)
+    qd = torch.rand(B, D, generator=gen).argsort(-1)[:, :nq]                                    # queried keys, in random order
+    slots = _power_slots(n_slots, nq, alpha, gen, B)
+    p = 2 * P + 2 * slots; k, v = keyset.gather(1, qd), last.gather(1, qd)
+    x[rows, p], x[rows, p + 1], y[rows, p] = k, v, v
     return dict(x=x, y=y)
 
 # %% ../nbs/12_models.ipynb #b0742725
@@ -101,6 +103,7 @@ class TokenTask:
     "MQAR (`distinct=None`) or repeated-key recall (`distinct` < pairs) as a task object."
     vocab:int=256; seq_len:int=64; pairs:tuple=(4, 16); distinct:int|None=None; alpha:float=0.01
     kind = 'token'
+    generator = 2          # the generator's version (1: one sequence at a time; 2: the batch at once, another random stream)
     def batch(self, batch:int, gen=None) -> dict:
         return token_recall(batch, self.vocab, self.seq_len, self.pairs, self.distinct, self.alpha, gen)
 
@@ -194,8 +197,10 @@ class TrainConfig:
     conv_size:int=4        # the mixers' short convolution (0: none)
     out_norm:bool=True     # the mixers' per-head read-out norm
     def key(self) -> str:
-        "Checkpoint name: task, rule, seed and a hash of every field (the architecture fields only where they differ from the default, so keys written before they existed stay valid)."
+        "Checkpoint name: task, rule, seed and a hash of every field (the architecture fields only where they differ from the default, so keys written before they existed stay valid) and, for a token task, its generator's version (another stream: another model)."
         d = {k: v for k, v in asdict(self).items() if not (k in _ARCH and v == _ARCH[k])}
+        g = getattr(TASKS.get(self.task), 'generator', 1)
+        if g != 1: d['generator'] = g
         return f"{self.task}-{self.rule}-s{self.seed}-" + hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 _ARCH = dict(conv_size=4, out_norm=True)

@@ -171,3 +171,71 @@ def test_generate_equals_rerunning_the_prefix(rule):
         for _ in range(6): ref = torch.cat([ref, m({'x': ref})[:, -1].argmax(-1, keepdim=True)], 1)
     assert torch.equal(y, ref) and torch.equal(m.generate(x, 0), x)
     with pytest.raises(ValueError, match='integer tokens'): m.generate(x.float(), 2)
+
+
+# The token-task generator draws a whole batch at once; its previous per-sequence loop is kept here as the reference. The random
+# stream differs (one draw per tensor, not per sequence), so the distributions are compared: two-sample chi-square tests on every
+# statistic the task is defined by, on fixed seeds, with a check that the same tests reject a generator with another query-gap law.
+def _loop_token_recall(batch, vocab, seq_len, pairs, distinct=None, alpha=0.01, gen=None):
+    "The previous generator of `token_recall` (one sequence at a time), the reference of the distribution tests."
+    from pavlovattn.models import _power_slots
+    P = int(torch.randint(pairs[0], pairs[1] + 1, (1,), generator=gen)); D = P if distinct is None else min(distinct, P); half = vocab // 2
+    x = torch.zeros(batch, seq_len, dtype=torch.long); y = torch.full((batch, seq_len), -100, dtype=torch.long)
+    for b in range(batch):
+        keyset = torch.randperm(half - 1, generator=gen)[:D] + 1
+        keys = keyset if D == P else keyset[torch.cat([torch.arange(D), torch.randint(0, D, (P - D,), generator=gen)])[torch.randperm(P, generator=gen)]]
+        vals = torch.randint(half, vocab, (P,), generator=gen)
+        x[b, 0:2 * P:2], x[b, 1:2 * P:2] = keys, vals
+        last = {int(k): int(v) for k, v in zip(keys, vals)}
+        qk = torch.tensor(list(last)); qk = qk[torch.randperm(len(qk), generator=gen)]
+        n_slots = (seq_len - 2 * P) // 2; nq = min(len(qk), n_slots)
+        for k, s in zip(qk[:nq].tolist(), _power_slots(n_slots, nq, alpha, gen)[0].tolist()):
+            p = 2 * P + 2 * s; x[b, p], x[b, p + 1], y[b, p] = k, last[k], last[k]
+    return dict(x=x, y=y)
+
+def _stats(b, P):
+    "Statistics of a token-recall batch with P pairs (within a sequence: draws without replacement or independent ones; a repeated key once)."
+    x, y = b['x'], b['y']; keys, vals = x[:, 0:2 * P:2], x[:, 1:2 * P:2]; q = (y != -100).nonzero()
+    qk = x[q[:, 0], q[:, 1]]; hit = keys[q[:, 0]] == qk[:, None]                         # the pairs binding each queried key
+    lastp = (hit * torch.arange(1, P + 1)).argmax(-1)
+    mult = torch.sort((keys[:, :, None] == keys[:, None, :]).sum(-1), -1).values          # each pair's key multiplicity, sorted
+    return {'query position': q[:, 1], 'queries per sequence': (y != -100).sum(1), 'first key id': keys[:, 0], 'value id': vals.flatten(),
+            'queried key id': qk, 'last binding of a queried key': lastp, 'bindings of a queried key': hit.sum(-1),
+            'multiplicities': torch.tensor([hash(tuple(r)) % 1_000_003 for r in mult.tolist()]),
+            'first slot x queried key order': q[:, 1] * 64 + (keys[q[:, 0]] == qk[:, None]).float().argmax(-1)}
+
+def _chi2_p(a, b, min_count=5):
+    "p-value of the two-sample chi-square test that the integer samples `a` and `b` come from one distribution (rare cells pooled)."
+    cats = torch.unique(torch.cat([a, b])); ca = (a[:, None] == cats).sum(0).double(); cb = (b[:, None] == cats).sum(0).double()
+    keep = (ca + cb) >= min_count; ca = torch.cat([ca[keep], ca[~keep].sum()[None]]); cb = torch.cat([cb[keep], cb[~keep].sum()[None]])
+    ok = (ca + cb) > 0; ca, cb = ca[ok], cb[ok]
+    if len(ca) < 2: return 1.0
+    na, nb = ca.sum(), cb.sum(); stat = ((ca * (nb / na).sqrt() - cb * (na / nb).sqrt()) ** 2 / (ca + cb)).sum()
+    return float(torch.special.gammaincc(torch.tensor((len(ca) - 1) / 2, dtype=torch.float64), stat / 2))
+
+_TOKEN_CASES = [dict(vocab=32, seq_len=32, pairs=(6, 6), distinct=3),          # the rebind task's shape (its P fixed, so statistics pool)
+                dict(vocab=64, seq_len=48, pairs=(8, 8)),                      # MQAR: every key once
+                dict(vocab=64, seq_len=64, pairs=(12, 12), distinct=4)]        # the repeated task's shape
+
+@pytest.mark.parametrize('case', _TOKEN_CASES, ids=['rebind', 'mqar', 'repeated'])
+def test_vectorised_token_generator_has_the_loops_distribution(case):
+    P = case['pairs'][0]
+    new = _stats(token_recall(3000, gen=torch.Generator().manual_seed(11), **case), P)
+    old = _stats(_loop_token_recall(3000, gen=torch.Generator().manual_seed(12), **case), P)
+    ps = {k: _chi2_p(new[k], old[k]) for k in new}
+    assert min(ps.values()) > 1e-3 / len(ps), ps                             # Bonferroni over the statistics
+    shifted = _stats(_loop_token_recall(3000, alpha=0.5, gen=torch.Generator().manual_seed(13), **case), P)
+    assert _chi2_p(new['query position'], shifted['query position']) < 1e-6 # the same test tells another gap law apart
+
+def test_vectorised_token_generator_draws_pairs_per_batch_like_the_loop():
+    for s in range(20):                                                      # the batch's pair count is the first draw of both
+        a = token_recall(2, vocab=32, seq_len=32, pairs=(4, 8), distinct=3, gen=torch.Generator().manual_seed(s))
+        b = _loop_token_recall(2, vocab=32, seq_len=32, pairs=(4, 8), distinct=3, gen=torch.Generator().manual_seed(s))
+        assert ((a['x'] > 0).sum(1) == (b['x'] > 0).sum(1)).all()             # same pairs and queries per sequence
+
+def test_token_checkpoints_are_keyed_by_the_generator_version():
+    import hashlib, dataclasses
+    plain = lambda c: hashlib.sha1(json.dumps({k: v for k, v in dataclasses.asdict(c).items() if k not in ('conv_size', 'out_norm')},
+                                              sort_keys=True).encode()).hexdigest()[:10]
+    assert TASKS['rebind'].generator == 2 and not TrainConfig(task='rebind').key().endswith(plain(TrainConfig(task='rebind')))  # retrained
+    assert TrainConfig(task='vector').key().endswith(plain(TrainConfig(task='vector')))     # the vector task's keys are as before
