@@ -406,6 +406,9 @@ def simulate(design,                  # a design string or a parsed `Design`
     if assoc == 'all' and _history(fam):
         raise ValueError(f"associations='all' runs families whose inputs come from trial-type tables; the {rule} family has a history (a key trace or write keys): use associations='us'")
     stimuli = _design_stimuli(d) if assoc == 'all' else None
+    if assoc == 'all' and len(stimuli) < 2:                      # calmr refuses it too ('too simple to run'): V(X -> X) stays 0
+        raise DesignError(f"associations='all' learns stimulus-to-stimulus associations and the design has one stimulus ({', '.join(stimuli)}): "
+                          "nothing to learn (calmr: 'too simple to run')")
     names, lams, head_rates = _heads(d, lam, beta, stimuli); dtype = _dtype(dtype)
     for name, x in [('lam', l) for l in lams] + [('beta', r[s]) for r in head_rates for s in '+-'] + [('tau', float(tau))]:
         if not math.isfinite(x): raise ValueError(f'{name} must be a finite number; got {x}')
@@ -483,6 +486,12 @@ def simulate(design,                  # a design string or a parsed `Design`
                                     V=torch.cat([Kc.new_zeros(subjects, 1, C * len(names)).cpu(), torch.cat([x['V'] for x in keep])], 1))
                 keep.clear()
     notes = ()
+    if d.dialect == 'calmr':                                      # calmr reads X_a as a nominal variant of the functional stimulus X
+        fn = {}
+        for x in dict.fromkeys((*d.cues, *d.outcomes)): fn.setdefault(x.split('_', 1)[0], []).append(x)
+        var = [v for v in fn.values() if len(v) > 1]
+        if var: notes += (f"differs: calmr's RW1972 refuses nominal variants of one stimulus ({'; '.join(', '.join(v) for v in var)}: "
+                          "'does not support functional/nominal stimuli'); here each is a stimulus of its own",)
     if assoc == 'all': params['associations'] = 'all'
     elif d.dialect == 'calmr':
         n, first = _unreported(d)
