@@ -10,7 +10,7 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['MAX_COUNT', 'DIALECTS', 'MAX_STEPS', 'one_line', 'DesignError', 'TrialType', 'Phase', 'Group', 'Design',
-           'parse_design']
+           'parse_design', 'calmr_timed']
 
 # %% ../nbs/00f_language.ipynb #ee7b7000
 _BREAKS = {c: {'\n': r'\n', '\r': r'\r'}.get(c, f'\\x{ord(c):02x}' if ord(c) < 256 else f'\\u{ord(c):04x}')
@@ -301,3 +301,64 @@ def _integer(x, name:str, lo:int|None=1) -> int:
     if i is None or (lo is not None and i < lo):
         raise ValueError(f"{name} must be {'an integer' if lo is None else f'an integer >= {lo}'}; got {x!r}")
     return i
+
+# %% ../nbs/00f_language.ipynb #6d2ece4b
+_CALMR_TIMINGS = dict(post_trial_delay=1.0, mean_ITI=30.0, stimulus_duration=1.0, transition_delay=1.0, time_resolution=0.5)   # calmr's defaults
+
+def calmr_timed(design:str,          # a calmr design (`dialect='calmr'`: `>` periods, `(US)`), e.g. 'FP: !100F>T>(US)/100T'
+                timings:dict|None=None, # calmr's `get_timings` list as JSON: `time_resolution`, `sample_timings`, `trial_ts`, `period_ts`, `transition_ts` (rows as records)
+                resolution:float|None=None, # the bin width when `timings` has none (ANCCR's have none)
+               ) -> str:             # the design in our language, each calmr trial type a timeline
+    "A calmr design with its timings (TD's or ANCCR's) read into our timelines, one time step a bin of `time_resolution`."
+    tm = dict(timings or {})
+    if tm.get('sample_timings') in (True, 'TRUE', 'true', 1):
+        raise DesignError('calmr draws every ITI at random (sample_timings TRUE): no fixed timeline; set sample_timings to FALSE to read mean_ITI as the ITI')
+    res = float(resolution if resolution is not None else tm.get('time_resolution', _CALMR_TIMINGS['time_resolution']))
+    if not (res == res and 0 < res < float('inf')): raise DesignError(f'the time resolution must be a finite number > 0, got {res}')
+    rows = lambda k: [dict(r) for r in (tm.get(k) or [])]
+    def look(k, **at):
+        for r in rows({'post_trial_delay': 'trial_ts', 'mean_ITI': 'trial_ts', 'stimulus_duration': 'period_ts', 'transition_delay': 'transition_ts'}[k]):
+            if all(r.get(a) == v for a, v in at.items()) and k in r: return float(r[k])
+        return _CALMR_TIMINGS[k]
+    def bins(x, what):
+        b = x / res
+        if not (b == b and abs(b) < 1e7) or abs(b - round(b)) > 1e-9 or b < 0: raise DesignError(f'{what} = {x} is not a whole number of bins of {res} (at most 10^7)')
+        return int(round(b))
+    d = parse_design(design, 'calmr')
+    if len(d.outcomes) > 1: raise DesignError(f"calmr_timed reads one US; this design names {', '.join(d.outcomes)}")
+    itis = {look('mean_ITI', trial=n) for n in (r.get('trial') for r in rows('trial_ts'))} or {_CALMR_TIMINGS['mean_ITI']}
+    if len(itis) > 1: raise DesignError(f'trial types with different mean_ITI ({sorted(itis)}): calmr puts a trial\'s ITI before it, so no timeline per trial type carries them')
+    mean_iti = next(iter(itis))
+    cue = lambda c: c if len(c) == 1 and 'A' <= c <= 'Z' else f'({c})'
+    groups = []
+    for g in d.groups:
+        phases = []
+        for ph in g.phases:
+            trials = []
+            for t in ph.trials:
+                per = t.periods or (t,)
+                us = t.period_us or tuple(p.outcomes or (('US',) if p.outcome == '+' else ()) for p in per)
+                names = [p.cue_text + ''.join(f'({n})' for n in u) for p, u in zip(per, us)]
+                tn = '>'.join(names)
+                if t.probe:
+                    if len(per) > 1: raise DesignError(f'test trial #{tn}: a probe reads cues without time, so a test trial has one period')
+                    trials.append(f'{t.count}#{per[0].cue_text}'); continue
+                ev, now = [], 0.0
+                for k, (p, u, pn) in enumerate(zip(per, us, names)):
+                    durs = {s: look('stimulus_duration', trial=tn, period=pn, stimulus=s) for s in list(p.cues) + [n.split('_')[0] for n in u]}
+                    a = bins(now, f'the onset of period {pn} of {tn}')
+                    for s, dur in durs.items():
+                        b = bins(now + dur, f'the offset of {s} in {tn}')
+                        if b <= a: raise DesignError(f'{s} in {tn} lasts {dur}: less than one bin of {res}')
+                        ev += [f'US {x}' for x in range(a, b)] if s == 'US' else [f'{cue(s)} {a}-{b}']
+                    now += max(durs.values(), default=res)
+                    if k + 1 < len(per): now += look('transition_delay', trial=tn, transition=f'{pn}>{names[k + 1]}')
+                iti = bins(look('post_trial_delay', trial=tn) + mean_iti, f'the ITI after {tn}')
+                ev.append(f'iti {iti}')
+                n_steps = bins(now, 'the trial') + iti
+                if n_steps > MAX_STEPS: raise DesignError(f'trial {tn} runs {n_steps:,} bins of {res}: more than {MAX_STEPS:,} steps')
+                trials.append(f"{t.count}{{{', '.join(ev)}}}")
+            phases.append(('!' if ph.random else '') + '/'.join(trials))
+        groups.append(f'{g.name}: ' + ' | '.join(phases))
+    return ' ; '.join(groups)
+

@@ -43,3 +43,36 @@ def test_a_timed_design_is_refused_where_it_cannot_be_spelt(tmp_path):
     from pavlovattn.interop import write_calmr, write_palms
     with pytest.raises(ValueError, match='is timed: calmr has no spelling'): write_calmr('10{A 0-2, US 3}', tmp_path / 'd.csv')
     with pytest.raises(ValueError, match='a timed trial'): write_palms('10{A 0-2, US 3}', tmp_path / 'd.txt')
+
+
+# --- calmr's timed designs (TD/ANCCR timings) read into timelines (issue 34) ---
+
+@pytest.mark.parametrize('rule', BUILTIN)
+def test_calmr_timed_one_bin_no_iti_is_the_trial_level_design(rule):
+    from pavlovattn.language import calmr_timed
+    tm = dict(time_resolution=1, sample_timings=False,
+              trial_ts=[dict(trial=n, post_trial_delay=0, mean_ITI=0) for n in ('A(US)', 'AB(US)', 'B')])
+    d = calmr_timed('g: 10A(US) | 10AB(US)/5B | 2#A', tm)
+    assert d == 'g: 10{A 0-1, US 0, iti 0} | 10{A 0-1, B 0-1, US 0, iti 0}/5{B 0-1, iti 0} | 2#A'
+    a, b = simulate(d, rule=rule, beta=0.1).probes['g'], simulate('g: 10A+ | 10AB+/5B- | 2#A', rule=rule, beta=0.1).probes['g']
+    assert [p['mean'] for p in a] == pytest.approx([p['mean'] for p in b], abs=1e-12)
+
+
+def test_calmr_timed_serial_trial_by_hand():
+    from pavlovattn.language import calmr_timed
+    # calmr's defaults: res 0.5, F and T 1 s each (2 bins) with a 1 s transition, the US 1 s, then post-trial delay 1 + mean ITI 30 = 62 bins
+    d = calmr_timed('g: 3F>T>(US) | 1#F')
+    assert d == 'g: 3{F 0-2, T 4-6, US 8, US 9, iti 62} | 1#F'
+    # delta by hand, one token a bin: F's key on bins 0-1, T's on 4-5, the US (no cue) on 8-9, then empty bins
+    w, beta = {'F': 0., 'T': 0.}, 0.1
+    for _ in range(3):
+        for step in range(72):
+            cues = ['F'] if step < 2 else ['T'] if 4 <= step < 6 else []
+            err = (1.0 if step in (8, 9) else 0.0) - sum(w[c] for c in cues)
+            for c in cues: w[c] += beta * err
+    assert simulate(d, beta=beta).probes['g'][0]['mean'] == pytest.approx(w['F'], abs=1e-15)
+    for t in (1.0, 0.25): assert 'iti' in calmr_timed('g: 3F>T>(US)', dict(time_resolution=t, sample_timings=False))
+    with pytest.raises(ValueError, match='more than 10,000 steps'):
+        calmr_timed('g: 3F>T>(US)', dict(time_resolution=0.001, sample_timings=False))
+    with pytest.raises(ValueError, match='different mean_ITI'):
+        calmr_timed('g: 3A(US)/3B', dict(sample_timings=False, trial_ts=[dict(trial='A(US)', mean_ITI=10), dict(trial='B', mean_ITI=20)]))
