@@ -9,8 +9,14 @@ then the median of REPEATS timed blocks of STEPS calls. The MHA row is the same 
 `nn.MultiheadAttention` (same width and heads). Ratios: each row's time over the MHA step. Threads: 1 by default (`train`'s
 default); --threads N to change. --profile prints the torch profiler's top operators of one family's step (--profile delta).
 Also reports the steps the page's protocol trains on that task and the resulting estimated wall time per family.
+--seq-lens 40,256 runs the whole table at each length in the same process (the ratios side by side). --breakdown splits one step of
+each family (and of the MHA model) into its parts, each timed alone on the same batch: the mixers (forward + backward of the
+`AttentionMixer`s on their inputs), their short convolutions + SiLU (forward + backward), the rest of forward + backward, and the
+optimiser (clip + AdamW step; also AdamW's foreach and fused variants, which `train` does not use, to show what they would save).
+The token-task generator is timed too (--token-task, default rebind): every generator's share of an MHA step must stay under 10%.
 Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated-delta,softmax,gla] [--steps 10] [--repeats 3]
-       [--threads 1] [--task vector|vector-single|mqar|repeated|rebind] [--seq-len T] [--device cpu] [--profile delta]
+       [--threads 1] [--task vector|vector-single|mqar|repeated|rebind] [--seq-len T | --seq-lens 40,256] [--device cpu]
+       [--profile delta] [--breakdown] [--token-task rebind]
 """
 import argparse, dataclasses, statistics, time, platform, datetime
 import torch
@@ -42,23 +48,36 @@ def _model(task, rule, device):
     if rule != 'mha': return AssocLM(task, rule).to(device)
     m = AssocLM(task, 'hebbian'); m.mix = nn.ModuleList([CausalMHA(64, 2) for _ in m.mix]); return m.to(device)
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('--families', default='hebbian,decay,delta,gated-delta,softmax,gla')
-    ap.add_argument('--steps', type=int, default=10); ap.add_argument('--repeats', type=int, default=3)
-    ap.add_argument('--threads', type=int, default=1); ap.add_argument('--task', default='vector')
-    ap.add_argument('--seq-len', type=int, default=None); ap.add_argument('--profile', default=None)
-    ap.add_argument('--batch', type=int, default=32); ap.add_argument('--device', default='cpu')
-    a = ap.parse_args()
-    if a.threads: torch.set_num_threads(a.threads)
-    task = TASKS[a.task]; fams = a.families.split(',')
-    if a.seq_len: task = dataclasses.replace(task, seq_len=a.seq_len)
-    cuda = a.device.startswith('cuda')
-    print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
-          f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={task.seq_len}), batch {a.batch}')
-    gen = torch.Generator().manual_seed(0)
+def _breakdown(task, rules, b, steps, repeats, cuda, device):
+    "Each part of one training step, timed alone: {rule: {part: seconds}}."
+    out = {}
+    for rule in rules:
+        model = _model(task, rule, device); loss, _ = loss_and_metric(model, b); loss.backward()
+        xs = []                                                              # each mixer's input in this batch
+        hs = [model.mix[i].register_forward_hook(lambda m, a, o: xs.append(a[0].detach())) for i in range(len(model.mix))]
+        with torch.no_grad(): model(b)
+        for h in hs: h.remove()
+        def mixers():
+            for m, x in zip(model.mix, xs): m(x.requires_grad_()).sum().backward()
+        convs = [(c, x) for m, x in zip(model.mix, xs) if getattr(m, 'convs', None) is not None for c in m.convs]
+        def conv():
+            for c, x in convs:
+                xc = x.new_empty(x.shape[0], x.shape[1], c.channels).normal_().requires_grad_(); c(xc).sum().backward()
+        def fwd_bwd(): loss, _ = loss_and_metric(model, b); model.zero_grad(); loss.backward()
+        r = dict(step=None, forward_backward=_timed(fwd_bwd, steps, repeats, cuda), mixers=_timed(mixers, steps, repeats, cuda),
+                 conv_silu=_timed(conv, steps, repeats, cuda) if convs else 0.0)
+        for name, kw in (('adamw', dict(foreach=False)), ('adamw_foreach', dict(foreach=True)), ('adamw_fused', dict(fused=True))):
+            try: opt = torch.optim.AdamW(model.parameters(), 1e-3, **kw)
+            except (RuntimeError, TypeError): r[name] = float('nan'); continue
+            r[name] = _timed(lambda: (nn.utils.clip_grad_norm_(model.parameters(), 1.0), opt.step()), steps, repeats, cuda)
+        out[rule] = r
+    return out
+
+def _table(task, a, fams, gens):
+    "The training-step table at one sequence length: {row: seconds}."
+    cuda = a.device.startswith('cuda'); gen = torch.Generator().manual_seed(0)
     b = {k: v.to(a.device) for k, v in task.batch(a.batch, gen).items()}
-    res = {'generator': _timed(lambda: task.batch(a.batch, gen), a.steps, a.repeats, False)}
+    res = {f'generator ({n})': _timed(lambda t=t: t.batch(a.batch, gen), a.steps, a.repeats, False) for n, t in gens.items()}
     for rule in ['mha'] + fams:
         model = _model(task, rule, a.device); opt = torch.optim.AdamW(model.parameters(), 1e-3)
         def step():
@@ -69,14 +88,53 @@ def main():
             with profile(activities=[ProfilerActivity.CPU]) as prof:
                 for _ in range(a.steps): step()
             print(prof.key_averages().table(sort_by='self_cpu_time_total', row_limit=15))
-    mha = res['mha']
-    for r, t in res.items():
-        tok = '' if r == 'generator' else f'{a.batch * task.seq_len / t:9.0f} tokens/s'
-        print(f'{r:12s} {1e3 * t:8.2f} ms/{"batch" if r == "generator" else "step "}  {t / mha:6.2f} x MHA step  {tok}', flush=True)
-    print(f"generator + step, share of the generator: " + ', '.join(f"{r} {res['generator'] / (res['generator'] + res[r]):.1%}" for r in fams))
+    br = _breakdown(task, ['mha'] + fams, b, a.steps, a.repeats, cuda, a.device) if a.breakdown else None
+    return res, br, b
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--families', default='hebbian,decay,delta,gated-delta,softmax,gla')
+    ap.add_argument('--steps', type=int, default=10); ap.add_argument('--repeats', type=int, default=3)
+    ap.add_argument('--threads', type=int, default=1); ap.add_argument('--task', default='vector')
+    ap.add_argument('--seq-len', type=int, default=None); ap.add_argument('--profile', default=None)
+    ap.add_argument('--seq-lens', default=None); ap.add_argument('--breakdown', action='store_true')
+    ap.add_argument('--token-task', default='rebind')
+    ap.add_argument('--batch', type=int, default=32); ap.add_argument('--device', default='cpu')
+    a = ap.parse_args()
+    if a.threads: torch.set_num_threads(a.threads)
+    fams = a.families.split(',')
+    lens = [int(x) for x in a.seq_lens.split(',')] if a.seq_lens else [a.seq_len or TASKS[a.task].seq_len]
+    print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
+          f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={",".join(map(str, lens))}), batch {a.batch}')
+    summary = {}
+    for T in lens:
+        task = dataclasses.replace(TASKS[a.task], seq_len=T)
+        gens = {a.task: task}
+        if a.token_task and a.token_task != a.task: gens[a.token_task] = TASKS[a.token_task]
+        res, br, _ = _table(task, a, fams, gens)
+        mha = res['mha']; print(f'## T = {T}')
+        for r, t in res.items():
+            g = r.startswith('generator')
+            tok = '' if g else f'{a.batch * T / t:9.0f} tokens/s'
+            print(f'{r:22s} {1e3 * t:8.2f} ms/{"batch" if g else "step "}  {t / mha:6.2f} x MHA step  {tok}', flush=True)
+        gk = f'generator ({a.task})'
+        print(f"generator + step, share of the generator: " + ', '.join(f"{r} {res[gk] / (res[gk] + res[r]):.1%}" for r in fams))
+        if br:
+            print(f'breakdown (ms; each part timed alone; ratios to the MHA model\'s same part):')
+            print(f'{"":12s} {"fwd+bwd":>9s} {"mixers":>9s} {"conv+silu":>9s} {"rest":>9s} {"AdamW":>9s} {"foreach":>9s} {"fused":>9s}')
+            for r, x in br.items():
+                print(f'{r:12s} ' + ' '.join(f'{1e3 * v:9.2f}' for v in (x['forward_backward'], x['mixers'], x['conv_silu'],
+                      x['forward_backward'] - x['mixers'], x['adamw'], x['adamw_foreach'], x['adamw_fused'])), flush=True)
+            for r in fams:
+                x, m = br[r], br['mha']
+                print(f'{r:12s} mixers {x["mixers"] / m["mixers"]:.2f} x MHA\'s, conv+silu {x["conv_silu"] / x["mixers"]:.0%} of its mixers, '
+                      f'optimiser {x["adamw"] / res[r]:.0%} of its step (fused: {x["adamw_fused"] / res[r]:.0%})')
+        summary[T] = {r: res[r] / mha for r in fams}
+    if len(lens) > 1:
+        print('step / MHA step: ' + '; '.join(f'{r} ' + ', '.join(f'T {T} {summary[T][r]:.2f}x' for T in lens) for r in fams))
     n_steps = PROTOCOL_STEPS.get(a.task)
-    if n_steps is None: return
-    print(f'the page\'s protocol on {a.task} ({n_steps} steps per family): ' + ', '.join(f'{r} ~{n_steps * (res[r] + res["generator"]) / 60:.1f} min' for r in fams) +
+    if n_steps is None or len(lens) > 1 or lens[0] != TASKS[a.task].seq_len: return
+    print(f'the page\'s protocol on {a.task} ({n_steps} steps per family): ' + ', '.join(f'{r} ~{n_steps * (res[r] + res[gk]) / 60:.1f} min' for r in fams) +
           ' (one process, this load; evaluation and probing not included)')
 
 if __name__ == '__main__': main()
