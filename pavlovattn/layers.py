@@ -13,8 +13,8 @@ from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory, check_memory
 
 # %% auto #0
-__all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'MixerState', 'ShortConv', 'mask_lengths', 'unpack_sequences',
-           'AttentionMixer']
+__all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_ARGS', 'MixerState', 'ShortConv', 'mask_lengths',
+           'unpack_sequences', 'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -95,6 +95,16 @@ FLA_LAYER_DEFAULTS = {   # what fla 0.6.0's layer of each model_type does where 
     'gla': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),       # GatedLinearAttention: no rate, no q/k norm
     'retnet': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),    # MultiScaleRetention (its rotary embedding: not here)
     'linear_attn': dict(use_beta=False, qk_norm=False, use_short_conv=False)}              # LinearAttention (feature_map='identity')
+FLA_LAYER_ARGS = {   # per model_type: fla 0.6.0's layer class, the arguments `to_fla_kwargs` writes (all in its constructor's signature),
+                     # and what that layer does without an argument for it (ours must do the same, else to_fla_kwargs refuses)
+    'delta_net': ('DeltaNet', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'use_beta', 'use_gate', 'use_short_conv',
+                               'conv_size', 'allow_neg_eigval', 'layer_idx', 'qk_norm', 'norm_eps'), dict(qk_norm=True)),
+    'gated_deltanet': ('GatedDeltaNet', ('mode', 'hidden_size', 'expand_v', 'head_dim', 'num_heads', 'use_gate', 'use_short_conv',
+                                         'allow_neg_eigval', 'conv_size', 'layer_idx', 'norm_eps'), dict(qk_norm=True, use_beta=True)),
+    'gla': ('GatedLinearAttention', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'use_short_conv', 'conv_size',
+                                     'use_output_gate', 'norm_eps', 'layer_idx'), dict(qk_norm=False, use_beta=False)),
+    'linear_attn': ('LinearAttention', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'feature_map', 'output_norm',
+                                        'norm_eps', 'layer_idx'), dict(qk_norm=False, use_beta=False, use_short_conv=False, use_gate=False))}
 
 def _alias(name, x, fla_name, y):
     "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
@@ -197,14 +207,29 @@ class AttentionMixer(nn.Module):
         y, S = self._mix(x[:, None], state, None, self.fam.loop)
         return y[:, 0], S
 
-    def to_fla_kwargs(self) -> dict:
-        "This layer's configuration under fla's argument names (DeltaNet's convention: expansions relative to `hidden_size`); `from_fla_config` reads it back."
+    def to_fla_kwargs(self, model_type:str|None=None,  # fla's model type whose layer to build (`FLA_LAYER_ARGS`; default: this family's)
+                     ) -> dict:                           # arguments that fla's layer class of `model_type` takes, and only those
+        "This layer's configuration as the arguments of fla's layer class for `model_type` (`fla.layers.<class>(**kwargs)`); a setting that class cannot express is refused, naming it. `from_fla_config(kwargs, model_type=...)` reads it back."
+        mt = model_type or next((t for t, r in FLA_MODEL_TYPES.items() if r == self.fam.name and t in FLA_LAYER_ARGS), None)
+        if mt not in FLA_LAYER_ARGS:
+            if model_type is None: raise ValueError(f"the {self.fam.name} family has no fla layer that to_fla_kwargs writes (model types: {', '.join(FLA_LAYER_ARGS)})")
+            why = " (fla's MultiScaleRetention rotates q and k, which this layer does not)" if mt == 'retnet' else ""
+            raise ValueError(f"to_fla_kwargs writes the layers of model_type {', '.join(FLA_LAYER_ARGS)}; got {mt!r}{why}")
+        cls, names, fixed = FLA_LAYER_ARGS[mt]
+        if FLA_MODEL_TYPES[mt] != self.fam.name: raise ValueError(f"fla's {cls} computes the {FLA_MODEL_TYPES[mt]} family; this layer's is {self.fam.name}")
+        ours = dict(qk_norm=self.qk_norm, use_beta=self.b_proj is not None, use_short_conv=self.convs is not None, use_gate=self.gate_proj is not None)
+        bad = [f'{n}={ours[n]}' for n, v in fixed.items() if ours[n] != v]
+        if not math.isclose(self.scale, self.dk ** -0.5, rel_tol=1e-12): bad.append(f'scale={self.scale:g} (fla scales queries by d_k^-1/2: scale=None)')
+        if self.norm_eps is None: bad.append("norm_eps=None (the dtype's epsilon; fla takes a number, 1e-5 by default)")
+        if mt == 'gated_deltanet' and self.dv % self.dk: bad.append(f'd_v={self.dv} (GatedDeltaNet makes d_v a whole multiple of head_dim={self.dk})')
+        if bad: raise ValueError(f"fla's {cls} cannot express this layer's {', '.join(bad)}")
         w = self.H / self.d_model
-        return dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w,
-                    use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
-                    qk_norm='l2' if self.qk_norm else False, allow_neg_eigval=self.neg_eigval, mode=self.mode, layer_idx=self.layer_idx,
-                    use_beta=self.b_proj is not None or self.fam.grows, norm_eps=self.norm_eps,
-                    scale=self.scale)   # not an fla name (fla's layers scale by d_k^-1/2): written so the layer reads back exactly
+        kw = dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w, head_dim=self.dk,
+                  use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
+                  use_output_gate=self.gate_proj is not None, qk_norm='l2', allow_neg_eigval=self.neg_eigval, mode=self.mode,
+                  layer_idx=self.layer_idx, use_beta=self.b_proj is not None, norm_eps=self.norm_eps, feature_map='identity', output_norm='rmsnorm')
+        if mt == 'gated_deltanet': kw['expand_v'] = self.dv // self.dk      # GatedDeltaNet: d_v = head_dim * expand_v
+        return {n: kw[n] for n in names if n != 'mode' or self.mode is not None}
 
     @classmethod
     def from_fla_config(cls, config,       # a dict, an fla config object or an fla layer (fields read by fla's names; others ignored)

@@ -183,3 +183,18 @@ def test_fla_layer_config_builds_our_layer(fla_on_cpu):
     m = AttentionMixer.from_fla_config(f, rule='delta')
     assert (m.d_model, m.H, m.dk, m.dv, m.conv_size, m.layer_idx, m.neg_eigval) == (D, H, f.head_k_dim, f.head_v_dim, 3, 2, True)
     assert m.gate_proj.weight.shape == f.g_proj.weight.shape and m.o_proj.weight.shape == f.o_proj.weight.shape
+
+@pytest.mark.parametrize('kw, mt', [(dict(rule='delta', use_gate=True, allow_neg_eigval=True, expand_v=2, conv_size=3, layer_idx=1), 'delta_net'),
+                                    (dict(rule='gated-delta', use_gate=False, expand_v=2, conv_size=0), 'gated_deltanet'),
+                                    (dict(rule='gla', expand_k=0.5, qk_norm=False, use_beta=False, use_gate=True, conv_size=0), 'gla'),
+                                    (dict(rule='gla', qk_norm=False, use_beta=False, use_gate=False, conv_size=4, mode='fused_recurrent'), 'gla'),
+                                    (dict(rule='hebbian', qk_norm=False, use_beta=False, conv_size=0), 'linear_attn')])
+def test_fla_classes_take_to_fla_kwargs(kw, mt):
+    "fla's own layer class accepts `to_fla_kwargs()` as it is (no extra keyword), builds the same sizes, and reads back as the same layer."
+    from pavlovattn.layers import FLA_LAYER_ARGS
+    m = AttentionMixer(D, H, scale=None, norm_eps=1e-5, **kw)
+    f = getattr(L, FLA_LAYER_ARGS[mt][0])(**m.to_fla_kwargs())
+    assert (f.num_heads, f.head_k_dim, f.head_v_dim) == (m.H, m.dk, m.dv)
+    back = AttentionMixer.from_fla_config(f, model_type=mt)
+    assert back.state_dict().keys() == m.state_dict().keys() and (back.dk, back.dv, back.conv_size, back.gate_proj is None, back.scale, back.norm_eps) == \
+           (m.dk, m.dv, m.conv_size, m.gate_proj is None, m.scale, m.norm_eps)

@@ -258,16 +258,33 @@ def test_greedy_generation_equals_rerunning_the_prefix():
             if t >= prompt.shape[1] - 1: toks = torch.cat([toks, out(h).argmax(-1, keepdim=True)], 1)
     assert torch.equal(toks, ref)
 
-@pytest.mark.parametrize('kw', [dict(rule='delta'), dict(rule='gated-delta', use_gate=True, expand_v=2, allow_neg_eigval=True, conv_size=0),
-                                dict(rule='gla', head_dim=12, qk_norm=False, conv_size=3, mode='fused_recurrent', layer_idx=4)])
-def test_fla_config_moves_both_ways(kw):
-    "`to_fla_kwargs` then `from_fla_config` rebuilds the same layer: same shapes, same state-dict keys, the same outputs from the same weights."
-    torch.manual_seed(0); m = AttentionMixer(32, 2, **kw)
-    back = AttentionMixer.from_fla_config(m.to_fla_kwargs(), rule=kw['rule'])
-    assert (back.dk, back.dv, back.conv_size, back.qk_norm, back.neg_eigval, back.mode, back.layer_idx) == \
-           (m.dk, m.dv, m.conv_size, m.qk_norm, m.neg_eigval, m.mode, m.layer_idx)
+FLA_STYLE = dict(scale=None, norm_eps=1e-5)   # fla's query scale and norm epsilon
+
+@pytest.mark.parametrize('kw, mt', [(dict(rule='delta'), 'delta_net'),
+                                    (dict(rule='gated-delta', use_gate=True, expand_v=2, allow_neg_eigval=True, conv_size=0), 'gated_deltanet'),
+                                    (dict(rule='gla', head_dim=12, qk_norm=False, use_beta=False, conv_size=3, mode='fused_recurrent', layer_idx=4), 'gla'),
+                                    (dict(rule='hebbian', qk_norm=False, use_beta=False, conv_size=0), 'linear_attn')])
+def test_fla_config_moves_both_ways(kw, mt):
+    "`to_fla_kwargs` writes only the names of fla's layer class for the family; `from_fla_config` rebuilds the same layer: same sizes, same state-dict keys, the same outputs from the same weights."
+    from pavlovattn.layers import FLA_LAYER_ARGS
+    torch.manual_seed(0); m = AttentionMixer(32, 2, **kw, **FLA_STYLE)
+    out = m.to_fla_kwargs(); assert set(out) <= set(FLA_LAYER_ARGS[mt][1]) and out == m.to_fla_kwargs(mt)
+    back = AttentionMixer.from_fla_config(out, model_type=mt)
+    assert (back.dk, back.dv, back.conv_size, back.qk_norm, back.neg_eigval, back.mode, back.layer_idx, back.scale, back.norm_eps) == \
+           (m.dk, m.dv, m.conv_size, m.qk_norm, m.neg_eigval, m.mode, m.layer_idx, m.scale, m.norm_eps)
     back.load_state_dict(m.state_dict()); x = torch.randn(2, 6, 32)
     assert torch.equal(back(x), m(x))
+
+def test_to_fla_kwargs_refuses_what_the_fla_class_cannot_express():
+    for m, msg in ((AttentionMixer(32, 2, 'gla'), "GatedLinearAttention cannot express this layer's qk_norm=True, use_beta=True, scale=1"),
+                   (AttentionMixer(32, 2, 'delta', qk_norm=False, **FLA_STYLE), "DeltaNet cannot express this layer's qk_norm=False"),
+                   (AttentionMixer(32, 2, 'delta', scale=None), "norm_eps=None"),
+                   (AttentionMixer(32, 2, 'hebbian', qk_norm=False, use_beta=False, **FLA_STYLE), "LinearAttention cannot express this layer's use_short_conv=True"),
+                   (AttentionMixer(32, 2, 'gated-delta', expand_v=1.5, **FLA_STYLE), 'GatedDeltaNet makes d_v a whole multiple'),
+                   (AttentionMixer(32, 2, 'decay'), 'the decay family has no fla layer')):
+        with pytest.raises(ValueError, match=msg): m.to_fla_kwargs()
+    with pytest.raises(ValueError, match="MultiScaleRetention rotates q and k"): AttentionMixer(32, 2, 'decay').to_fla_kwargs('retnet')
+    with pytest.raises(ValueError, match="fla's DeltaNet computes the delta family; this layer's is gla"): AttentionMixer(32, 2, 'gla').to_fla_kwargs('delta_net')
 
 def test_from_fla_config_reads_an_fla_config_object():
     "An object with fla's attribute names (as fla's config classes have), the family from its model_type, `attn_mode` as `mode`."
@@ -316,7 +333,7 @@ def test_use_beta_false_is_a_rate_of_one_and_scale_multiplies_the_queries():
     x = torch.randn(2, 9, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
     for rule in ('delta', 'hebbian', 'gla'):
         a, b = _mixer(rule, use_beta=False), _mixer(rule)
-        assert a.b_proj is None and a.to_fla_kwargs()['use_beta'] is False
+        assert a.b_proj is None
         sd = {n: p for n, p in a.state_dict().items()}
         sd.update({'b_proj.weight': torch.zeros(2, 16, dtype=torch.float64), 'b_proj.bias': torch.full((2,), float('inf'), dtype=torch.float64)})
         b.load_state_dict(sd)
@@ -325,6 +342,7 @@ def test_use_beta_false_is_a_rate_of_one_and_scale_multiplies_the_queries():
     b.load_state_dict(a.state_dict())
     with torch.no_grad(): b.q_proj.weight.mul_(2.5)
     assert (a(x) - b(x)).abs().max() < 1e-12
+    assert AttentionMixer(16, 2, 'delta', use_beta=False, **FLA_STYLE).to_fla_kwargs()['use_beta'] is False
     assert _mixer('delta', scale=None).scale == 8 ** -0.5 and AttentionMixer(16, 2, norm_eps=1e-5).o_norm.eps == 1e-5
     for bad in (0, -1.0, float('nan'), True, 'd'):
         with pytest.raises(ValueError, match='scale must be a positive number or None'): AttentionMixer(16, 2, scale=bad)
