@@ -7,7 +7,8 @@ from __future__ import annotations
 import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
 from collections import deque
 from pathlib import Path
-from .cache import CODE_VERSION, CacheError, atomic_write, write_json, read_json, need, note, safe_line, write_report, root, try_lock, unlock
+from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
+                              write_report, root, try_lock, unlock)
 
 # %% auto #0
 __all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks',
@@ -21,13 +22,17 @@ class Kind:
     "A kind of task: `fn(**config)` returns one result row (a dict), a list of rows or a DataFrame; `version` enters every key."
     name:str          # how a grid names it (`task: NAME`)
     fn:object         # the function a worker calls
-    version:str='1'   # bump it when the function's results change: every key of this kind changes with it
+    version:int=1     # bump it when the function's results change: every key of this kind changes with it
 
 KINDS: dict = {}      # name -> Kind (the package's own; a grid may also name `module:function` or `FILE.py:function`)
 
-def kind(name:str, version:str='1'):
-    "Register the decorated function as the task kind `name`."
-    def reg(fn): KINDS[name] = Kind(name, fn, version); return fn
+def kind(name:str, version:int=1,
+         code=(),      # the code its results depend on besides the function ('module' or 'module:name', as `cache.code_kind` takes them)
+        ):
+    "Register the decorated function as the task kind `name`, and its code version as the cache's kind `task <name>` (the one rule of `cache`)."
+    def reg(fn):
+        KINDS[name] = Kind(name, fn, version)
+        code_kind(f'task {name}', version, 'sweep', (f'{fn.__module__}:{fn.__name__}', *code)); return fn
     return reg
 
 def _sha(text:str, n:int=20) -> str: return hashlib.sha256(text.encode()).hexdigest()[:n]
@@ -37,7 +42,7 @@ def resolve(task:str,           # a kind of `KINDS`, `module:function`, or `FILE
            ) -> dict:
     "What a worker needs to find the function (`task`, and a file's source, shipped with every task) and the code version its keys carry."
     need(isinstance(task, str) and task.strip(), f'task must name a function; got {task!r}')
-    if task in KINDS: return dict(task=task, source=None, file=None, version=f'{CODE_VERSION}; {task} v{KINDS[task].version}')
+    if task in KINDS: return dict(task=task, source=None, file=None, version=code_version(f'task {task}'))
     mod, _, fn = task.rpartition(':')
     need(mod and fn.isidentifier(), f"unknown task {task!r}: a kind of {', '.join(KINDS)}, module:function or FILE.py:function")
     if mod.endswith('.py'):
@@ -436,7 +441,7 @@ def save(df, path) -> str:
     except CacheError as e: raise BackendError(f'cannot write the table to {str(path)!r}: {e}')
 
 # %% ../nbs/17_sweep.ipynb #403c52c5
-@kind('capacity')
+@kind('capacity', code=('pavlovattn.capacity', 'pavlovattn.core', 'pavlovattn.families'))
 def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
     "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
     import torch
@@ -461,7 +466,7 @@ def capacity_fit(df, **kw) -> dict:
     need(len({(r['criterion'], r['rule'], r['keys']) for r in res}) == 1, 'a fit is of one criterion, one rule and one key distribution')
     return fit_exponent(res, **kw)
 
-@kind('battery')
+@kind('battery', code=('pavlovattn.battery', 'pavlovattn.core', 'pavlovattn.families'))
 def battery_task(rule:str, subjects:int=500, seed:int=0, gamma=None, device='cpu'):
     "The battery card of one family at one setting (`battery.battery`): a row per phenomenon."
     from pavlovattn.battery import battery
@@ -469,21 +474,21 @@ def battery_task(rule:str, subjects:int=500, seed:int=0, gamma=None, device='cpu
 
 _EXP = ('id', 'phenomenon', 'r', 'sign', 'ordinal', 'loss', 'held_out', 'params')
 
-@kind('animal-fit')
+@kind('animal-fit', code=('pavlovattn.animal', 'pavlovattn.core', 'pavlovattn.families'))
 def animal_fit_task(rule:str='delta', ids=None, joint:bool=False, steps:int=40, restarts:int=2, lr:float=0.1, subjects:int=4, seed:int=0, device='cpu'):
     "`animal.fit` of one family: a row per experiment (its scores, loss and fitted parameters)."
     from pavlovattn.animal import fit
     res = fit(rule, ids, joint, steps, restarts, lr, subjects=subjects, seed=seed, device=device)
     return [{k: e.get(k) for k in _EXP} for e in res['experiments']]
 
-@kind('animal-score')
+@kind('animal-score', code=('pavlovattn.animal', 'pavlovattn.core', 'pavlovattn.families'))
 def animal_score_task(rule:str='delta', ids=None, beta:float=0.1, gamma=None, tau=None, subjects:int=4, seed:int=0, device='cpu'):
     "`animal.score` of one family at fixed parameters: a row per experiment."
     from pavlovattn.animal import score
     res = score(rule, ids, beta, gamma, tau, subjects, seed, device)
     return [{k: e.get(k) for k in _EXP} for e in res['experiments']]
 
-@kind('train')
+@kind('train')                      # the checkpoints it reads or writes carry their own code version (kind 'checkpoint')
 def train_task(device='cpu', **cfg):
     "A trained model of `models.TrainConfig` (`models.get_model`: its checkpoint cached under `cache.root()/checkpoints`): the final loss and metric."
     from pavlovattn.models import TrainConfig, get_model
@@ -491,7 +496,7 @@ def train_task(device='cpu', **cfg):
     return {k: m[k] for k in ('final_loss', 'final_metric', 'steps', 'reached_target', 'tokens')}
 
 # %% ../nbs/17_sweep.ipynb #8fd60b9d
-@kind('claim')
+@kind('claim', code=('pavlovattn.registry',))   # reproduce runs claims in a fresh cache: nothing stale is read
 def claim_task(id:str, full:bool=False, device='cpu'):
     "One registered claim of the reproduction (`registry.run_claims`): its row (measured, verdicts, data)."
     from pavlovattn.registry import run_claims

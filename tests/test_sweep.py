@@ -187,3 +187,25 @@ def test_ctrl_c_in_process_then_the_same_call_again(tmp_path):
     (tmp_path / 'interrupt').unlink()
     t = sw.run(g, cache=cache, progress=False)
     assert (t.attrs['summary']['cached'], t.attrs['summary']['ran']) == (2, 2) and t.square.tolist() == [0, 1, 4, 9]
+
+def test_the_table_as_parquet(tmp_path):
+    "Issue 33: the tidy table written as Parquet (pyarrow, in the dask and dev extras) reads back equal to the one in memory (same columns and rows as its CSV)."
+    pd = pytest.importorskip('pandas'); pytest.importorskip('pyarrow', reason='Parquet tables need pyarrow (pip install pyarrow)')
+    df = sw.run(square_grid(tmp_path, [1, 2, 3, 13], marks=False), cache=tmp_path / 'cache', progress=False)
+    sw.save(df, tmp_path / 't.parquet'); sw.save(df, tmp_path / 't.csv')
+    back = pd.read_parquet(tmp_path / 't.parquet')
+    pd.testing.assert_frame_equal(back, df.reset_index(drop=True))
+    csv = pd.read_csv(tmp_path / 't.csv'); assert list(csv.columns) == list(back.columns) and csv['key'].tolist() == back['key'].tolist()
+    assert list(back['status']) == ['ok', 'ok', 'ok', 'error'] and back['square'].tolist()[:3] == [1, 4, 9]
+
+def test_task_kinds_follow_the_cache_rule():
+    "A package kind's key carries its code version under the cache's one rule; bumping it gives every task a new key."
+    from pavlovattn import cache
+    g = dict(task='capacity', grid=dict(d=[4]))
+    (t,) = sw.tasks(g); assert t['version'] == cache.code_version('task capacity') == f'task capacity v1; {cache.CODE_VERSION}'
+    k = cache.KINDS['task capacity']
+    try:
+        cache.code_kind(k.name, k.version + 1, k.folder, k.code)
+        assert sw.tasks(g)[0]['key'] != t['key']
+    finally: cache.code_kind(k.name, k.version, k.folder, k.code)
+    assert sw.tasks(g)[0]['key'] == t['key']
