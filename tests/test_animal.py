@@ -384,11 +384,14 @@ def test_the_timed_experiments_score_what_the_design_compiler_simulates(rule):
 # --- CCNLab's timestep protocol (issue 34): its own schedules and RW baseline, made by tests/ccnlab_fixtures.py ---
 
 def test_ccnlab_schedules_read_as_timelines_give_its_rw_baseline_at_every_step():
-    from pavlovattn.animal import ccnlab_timesteps, ccnlab_rw_error
+    "Through the claim of `pavlovattn reproduce`: delta on our reading of every schedule equals CCNLab's RW at every step."
+    from pavlovattn.animal import ccnlab_timesteps
+    from pavlovattn.registry import run_claims, load_claims
     fx = ccnlab_timesteps()
     assert len(fx['experiments']) == 30 and fx['rw_alpha'] == 0.3
-    err = ccnlab_rw_error(fx)
-    assert max(err.values()) < 1e-12, sorted(err.items(), key=lambda kv: -kv[1])[:3]
+    assert load_claims()['ccnlab-rw-timestep'].exact
+    (row,), ok = run_claims(['ccnlab-rw-timestep'], progress=False)
+    assert ok and row['verdict'] == 'pass' and row['data']['max_err'] < 1e-12 and set(row['data']['per_experiment']) == set(fx['experiments'])
     for e in fx['experiments'].values():                       # delta's scores through CCNLab's read-out are its RW baseline's
         assert (e['families']['delta'] is None) == (e['rw_score'] is None)
         if e['rw_score'] is not None: assert abs(e['families']['delta'] - e['rw_score']) < 1e-9
@@ -408,3 +411,4 @@ def test_ccnlab_design_by_hand_and_refusals():
     with pytest.raises(ValueError, match='not one interval'): ccnlab_design({'g': [[[['A'], 'K1', 0], [[], 'K1', 0], [['A'], 'K1', 0]]]})
     with pytest.raises(ValueError, match='has a probe'): timestep_values('10A+ | #A')
     with pytest.raises(ValueError, match='max_steps'): timestep_values('100{A 0-9, US 9}', max_steps=999)
+
