@@ -644,3 +644,17 @@ def ccnlab_rw_error(fx:dict|None=None, device='cpu') -> dict:
                         for g, v in e['groups'].items())
     return out
 
+
+# %% ../nbs/14_animal_data.ipynb #aafc9489
+@claim('ccnlab-rw-timestep',
+       "On CCNLab's own timestep-level schedules of its 30 experiments (its trials, step by step, as CCNLab builds them with seed 0), read into our "
+       "timelines by `ccnlab_design` and run one token a step, delta equals CCNLab's Rescorla-Wagner baseline (rate 0.3, context and CS keys summed) "
+       "at every time step (formulated after the first measurement)",
+       source="ours (issue 34: CCNLab's timestep protocol); the baseline is CCNLab's (nikhilxb/ccnlab, ccnlab/baselines/basic.py)",
+       expected='pass iff the largest |delta - CCNLab RW| over every step of every group of every experiment is below 1e-12', exact=True)
+def _claim_ccnlab_rw(full=False, device='cpu'):
+    err = ccnlab_rw_error(device=device)
+    worst = max(err, key=err.get)
+    return Verdict(f'{len(err)} experiments: largest |delta - CCNLab RW| = {err[worst]:.1e} ({worst})', err[worst] < 1e-12,
+                   dict(max_err=err[worst], per_experiment=err))
+
