@@ -211,6 +211,7 @@ def _run(a) -> int:
         if bad.any():
             i, j = map(int, _mod('numpy').argwhere(bad)[0])
             _refuse_nonfinite(f'row {i}, column {num.columns[j]}', num.iat[i, j], a)
+        if getattr(res, 'notes', ()): tbl = tbl.assign(note=' | '.join(res.notes))   # a partial run says so in the CSV too (a last column, as write_results)
         sys.stdout.write(tbl.to_csv(index=False)); return 0
     j = res.to_json() if a.format == 'json' else dict(probes=res.probes, strengths=res.strengths)
     where = _first_nonfinite(j)

@@ -495,8 +495,10 @@ def simulate(design,                  # a design string or a parsed `Design`
     if assoc == 'all': params['associations'] = 'all'
     elif d.dialect == 'calmr':
         n, first = _unreported(d)
-        if n: notes = (f"partial: calmr's RW1972 also learns {n} stimulus-to-stimulus association{'s' * (n != 1)} this run does not report "
-                       f"({', '.join(first)}{', ...' if n > len(first) else ''}); simulate(..., associations='all') computes them",)
+        if n: notes += (f"partial: calmr's RW1972 also learns {n} stimulus-to-stimulus association{'s' * (n != 1)} this run does not report "
+                        f"({', '.join(first)}{', ...' if n > len(first) else ''}); simulate(..., associations='all') computes them",)
+        elif not d.outcomes: notes += ("no US: the design presents no (US), so every cue -> US strength is 0 by construction; "
+                                       "associations='all' learns calmr's stimulus-to-stimulus associations",)
     for x in notes: warnings.warn(x, PartialWarning, stacklevel=2)
     return Result(d, rule, params, cues if names == (None,) else tuple(f'{c}:{u}' for c in cues for u in names), runs,
                   outcomes=names if assoc == 'all' else None, notes=notes)

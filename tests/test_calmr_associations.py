@@ -101,3 +101,49 @@ def test_cli_associations_flag_and_table_note(capsys):
     assert cap.out.splitlines()[1].startswith("note: partial: calmr's RW1972 also learns 1 stimulus-to-stimulus association")
     assert main(['run', '10A(US) | 1#A', '--dialect', 'calmr', '--associations', 'bogus']) == 2
     assert "unknown associations 'bogus'" in capsys.readouterr().err
+
+# ---------------------------------------------------------------- calmr's own designs without a US: never a silent zero
+def _fixture_designs():
+    import pathlib, re
+    US = re.compile(r'\(US(_\w+)?\)')
+    m = json.loads((pathlib.Path(__file__).parent / 'fixtures' / 'calmr' / 'designs.json').read_text())
+    return [r for r in m['designs'] if not any(US.search(str(v)) for c in r['design'] for v in r['design'][c])]
+
+NO_US = _fixture_designs()
+
+def _answer(out:str, err:str, fmt:str):
+    "'note' | 'values' (a non-zero strength) | 'zeros' for one CLI answer."
+    import io, pandas as pd
+    if fmt == 'json':
+        j = json.loads(out)
+        if j.get('notes'): return 'note'
+        vals = [v for g in j['groups'].values() for v in g['strengths'].values()]
+    elif fmt == 'csv':
+        t = pd.read_csv(io.StringIO(out))
+        if 'note' in t.columns and t['note'].notna().all(): return 'note'
+        vals = t['mean'].tolist()
+    else:
+        if any(l.startswith('note: ') for l in out.splitlines()): return 'note'
+        vals = [float(x) for l in out.splitlines() if 'final strengths' in l for x in re.findall(r' (-?[0-9.]+(?:e-?\d+)?)(?=\s|$)', l.split(':', 1)[1])]
+    return 'values' if any(abs(v) > 0 for v in vals) else 'zeros'
+
+import re
+@pytest.mark.parametrize('rec', NO_US, ids=[' ; '.join(str(v) for c in r['design'] for v in r['design'][c][:1])[:40] for r in NO_US])
+def test_no_us_design_never_a_silent_zero(rec, tmp_path, capsys):
+    "Each of calmr's own designs without a (US)/(US_x), run from its table by every output path: refused in one line, or a note, or non-zero strengths; all-zero only where calmr's own RW1972 is all-zero (probe trials only)."
+    from pavlovattn.cli import main
+    cols = list(rec['design']); q = lambda v: ('TRUE' if v else 'FALSE') if isinstance(v, bool) else '"' + str(v) + '"'
+    f = tmp_path / 'd.csv'
+    f.write_text('\n'.join([','.join(q(c) for c in cols)] + [','.join(q(rec['design'][c][i]) for c in cols) for i in range(len(rec['design'][cols[0]]))]) + '\n')
+    calmr_zero = 'ends' in rec and not any(abs(v) > 0 for v in rec['ends']['mean'])
+    seen = set()
+    for extra in ([], ['--associations', 'us']):
+        for fmt in ('table', 'json', 'csv'):
+            rc = main(['run', '--calmr', str(f), '--format', fmt, *extra]); cap = capsys.readouterr()
+            if rc == 2:
+                assert cap.err.count('\n') == 1 and not cap.out, cap.err; seen.add('refused'); continue
+            assert rc == 0, cap.err
+            a = _answer(cap.out, cap.err, fmt); seen.add(a)
+            if extra: assert a == 'note', (fmt, cap.out[:300])                       # a cue -> US run of a design without a US says so
+            else: assert a == 'values' or (a == 'zeros' and calmr_zero) or a == 'note', (fmt, cap.out[:300])
+    if 'calmr_error' in rec and 'argument is of length zero' in rec['calmr_error']: assert seen == {'refused'}   # calmr's grammar errors
