@@ -55,6 +55,7 @@ FLA_LAYERS = {   # fla's layer classes (`fla.layers`, package flash-linear-atten
     'DeltaNet': (('chunk_delta_rule', 'fused_recurrent_delta_rule'), 'delta'),
     'GatedDeltaNet': (('chunk_gated_delta_rule', 'fused_recurrent_gated_delta_rule'), 'gated-delta'),
     'GatedLinearAttention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),
+    'MultiScaleRetention': (('chunk_retention', 'fused_chunk_retention', 'parallel_retention', 'fused_recurrent_retention'), 'decay'),   # RetNet
 }
 
 def _kernels(m) -> tuple|None:
@@ -78,7 +79,7 @@ class Reading(NamedTuple):
     beta: torch.Tensor   # [B,T,H] write rates (ones where the layer has none: GLA)
     gamma: torch.Tensor  # [B,T,H] decays, exp of the layer's log-space gate (ones for the delta rule); [B,T,H,dk] per key channel (GLA)
     core: torch.Tensor   # [B,T,H,dv] the layer's own recurrence output, before its output gate, norm and projection
-    rule: str = 'gated-delta'   # the family of `recur` the layer runs: 'delta', 'gated-delta' or 'gla'
+    rule: str = 'gated-delta'   # the family of `recur` the layer runs: 'delta', 'gated-delta', 'gla' or 'decay' (retention)
 
 def _l2(x, eps=1e-6): return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + eps)   # the layer's own L2 norm (fla's, eps 1e-6)
 
@@ -94,6 +95,8 @@ def _convert(a:dict, core, rule:str) -> Reading:
     if a.get('use_beta_sigmoid_in_kernel'): beta = beta.sigmoid() * (2 if a.get('allow_neg_eigval') else 1)
     g = a.get('g', a.get('gk'))
     if g is not None and a.get('use_gate_in_kernel'): g = -a['A_log'].float().exp() * F.softplus(g.float() + a['dt_bias'].float())
+    if g is None and rule == 'decay':   # retention's fixed decay of head h, 1 - 2^(-5-h), which its kernels compute themselves
+        g = torch.log1p(-torch.exp2(-5.0 - torch.arange(v.shape[2], device=v.device, dtype=torch.float64))).float().expand(v.shape[:3])
     return Reading(q, k, v, beta, ones if g is None else g.float().exp(), core.float(), rule)
 
 

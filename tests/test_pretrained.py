@@ -90,7 +90,7 @@ def test_reading_refuses_a_cache_it_did_not_see():
 
 # fla's own model classes (package flash-linear-attention; CI does not install it): their layers' Triton calls answered by fla's
 # torch references, through the layers' fixture of tests/test_fla_layers.py; the MLP's SwiGLU and GLA's output
-# gate (Triton) by their torch forms (both after the recurrence).
+# gate (Triton) by their torch forms (both after the recurrence); RetNet's rotary embedding and retention by fla's torch references.
 def _fla_missing():
     try: importlib.import_module('fla.models'); importlib.import_module('fla.layers'); return None
     except Exception as e: return f'{type(e).__name__}: {e}'.splitlines()[0]
@@ -103,10 +103,19 @@ if FLA is None:
 
     @pytest.fixture
     def fla_models_on_cpu(fla_on_cpu, monkeypatch):
-        import fla.modules.mlp as mlp
+        import fla.modules.mlp as mlp, fla.modules.rotary.ops as rot, fla.layers.multiscale_retention as msr
+        from fla.ops.retention.naive import naive_retention
         monkeypatch.setattr(mlp, 'swiglu', lambda x, y: F.silu(x.float()).to(x) * y)
+        def rotary(x, cos, sin, interleaved=False, seqlen_offsets=0, cu_seqlens=None, **kw):   # fla's torch reference at the positions
+            assert cu_seqlens is None and isinstance(seqlen_offsets, int)
+            T = x.shape[1]; return rot.rotary_embedding_ref(x, cos[seqlen_offsets:seqlen_offsets + T], sin[seqlen_offsets:seqlen_offsets + T], interleaved)
+        monkeypatch.setattr(rot, 'rotary_embedding', rotary)
+        def retention(q, k, v, initial_state=None, output_final_state=False, cu_seqlens=None, **kw):   # fla's reference, heads first
+            assert initial_state is None and cu_seqlens is None
+            return naive_retention(*(x.transpose(1, 2) for x in (q, k, v))).transpose(1, 2), None
+        for n in ('chunk_retention', 'fused_chunk_retention', 'parallel_retention', 'fused_recurrent_retention'): monkeypatch.setattr(msr, n, retention)
 
-FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla')]
+FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay')]
 
 def fla_model(name, vocab=50, seed=0):
     import fla.models as M
@@ -114,13 +123,14 @@ def fla_model(name, vocab=50, seed=0):
                                       fuse_swiglu=False, fuse_cross_entropy=False)
     torch.manual_seed(seed); m = getattr(M, f'{name}ForCausalLM')(cfg).eval()
     for layer in m.model.layers:
-        if hasattr(layer.attn, 'gate_fn'): layer.attn.gate_fn = F.silu   # GLA's output gate (fla's Triton swish), after the recurrence
+        if hasattr(layer.attn, 'gate_fn'):   # GLA's and RetNet's output gate (fla's Triton swish), after the recurrence
+            layer.attn.gate_fn = torch.nn.SiLU() if isinstance(layer.attn.gate_fn, torch.nn.Module) else F.silu
     return m
 
 @needs_fla
 @pytest.mark.parametrize('name, rule', FLA_MODELS)
 def test_fla_model_exact(fla_models_on_cpu, name, rule):
-    "fla's DeltaNet, Gated DeltaNet and GLA models: each layer's reading (after its convolutions, activations, q/k norm, beta sigmoid and gate) replayed by our recurrence gives its core output within 1e-5, float32, over 70 tokens."
+    "fla's DeltaNet, Gated DeltaNet, GLA and RetNet models: each layer's reading (after its convolutions, activations, q/k norm, beta sigmoid and gate) replayed by our recurrence gives its core output within 1e-5, float32, over 70 tokens."
     m = fla_model(name)
     R = pt.read_layers(m, torch.randint(0, 50, (2, 70), generator=torch.Generator().manual_seed(5)))
     layers = {k: r for k, r in R.items() if k != 'logits'}
@@ -132,9 +142,10 @@ def test_fla_model_exact(fla_models_on_cpu, name, rule):
         assert err < 1e-5, (name, err)
 
 @needs_fla
-def test_fla_model_probes(fla_models_on_cpu):
-    "probe_model end to end on fla's GLA model (per-channel gates through the head battery) with the word tokenizer."
-    tok = pt.word_tokenizer(); m = fla_model('GLA', vocab=len(tok))
+@pytest.mark.parametrize('name, rule', [('GLA', 'gla'), ('RetNet', 'decay')])
+def test_fla_model_probes(fla_models_on_cpu, name, rule):
+    "probe_model end to end on fla's GLA (per-channel gates through the head battery) and RetNet (fixed decays) models, with the word tokenizer."
+    tok = pt.word_tokenizer(); m = fla_model(name, vocab=len(tok))
     res = pt.probe_model(m, tok, n=2)
-    assert max(res['exactness'].values()) < 1e-5 and set(res['heads']['rule']) == {'gla'} and len(res['heads']) == 4
+    assert max(res['exactness'].values()) < 1e-5 and set(res['heads']['rule']) == {rule} and len(res['heads']) == 4
     assert res['text'].shape[0] == 4 + len(pt.INTERVALS) - 1
