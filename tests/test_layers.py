@@ -379,3 +379,22 @@ def test_padded_and_packed_gradients_equal_each_sequence_alone(rule):
     assert (gp[0, 2:] - ga[0]).abs().max() < 1e-10 and (gp[1, :7] - gb[0]).abs().max() < 1e-10, rule
     assert gp[0, :2].abs().max() == 0 and gp[1, 7:].abs().max() == 0
     assert (gc - torch.cat([ga, gb], 1)).abs().max() < 1e-10, rule
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA is not available: the device check runs in make gpu-check')
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_packed_and_gradients_on_cuda(rule):
+    "On CUDA, float64: packed sequences equal each alone; the gradients of pieces, of a padded batch and of packed sequences equal those of the sequences run whole and alone."
+    m = _mixer(rule, chunk=8).to('cuda'); gen = torch.Generator().manual_seed(10)
+    a, b = (torch.randn(1, n, 16, dtype=torch.float64, generator=gen).to('cuda').requires_grad_() for n in (20, 9))
+    pa, (ga, gb) = _grads(m, m(a).square().sum() + m(b).square().sum(), a, b)
+    ps, (gs,) = _grads(m, _pieces(m, a, (7, 1, 12))[0].square().sum() + m(b).square().sum(), a)
+    xc = torch.cat([a, b], 1).detach().requires_grad_()
+    yc = m(xc, cu_seqlens=torch.tensor([0, 20, 29], device='cuda'))
+    assert (yc - torch.cat([m(a), m(b)], 1)).abs().max() < 1e-10, rule
+    pc, (gc,) = _grads(m, yc.square().sum(), xc)
+    xp = torch.zeros(2, 20, 16, dtype=torch.float64, device='cuda'); xp[0] = a[0].detach(); xp[1, 11:] = b[0].detach(); xp.requires_grad_()
+    mask = torch.ones(2, 20, dtype=torch.long, device='cuda'); mask[1, :11] = 0
+    pp, (gp,) = _grads(m, m(xp, attention_mask=mask).square().sum(), xp)
+    for u, s, c, p in zip(pa, ps, pc, pp): assert max((u - s).abs().max(), (u - c).abs().max(), (u - p).abs().max()) < 1e-10, rule
+    assert (gs - ga).abs().max() < 1e-10 and (gc - torch.cat([ga, gb], 1)).abs().max() < 1e-10, rule
+    assert (gp[0] - ga[0]).abs().max() < 1e-10 and (gp[1, 11:] - gb[0]).abs().max() < 1e-10 and gp[1, :11].abs().max() == 0, rule

@@ -3,7 +3,9 @@
 # image's python3 holds torch and triton, and the rest comes as wheels fetched here beforehand (`make gpu-wheels`,
 # into .whl/, which the device call carries). Steps run in order of importance, each cut off by its own limit and
 # by the overall budget (GPU_CHECK_BUDGET seconds, default 500), so that the whole check fits one 600-second call:
-#   1. tests/test_families.py, test_layers.py: chunked = loop on CUDA, fla's kernels against chunked, fla_call
+#   1. tests/test_families.py: chunked = loop on CUDA, fla's kernels against chunked, fla_call; then the CUDA cases of
+#      tests/test_layers.py (issue 29): split = whole, padded = each alone, packed = each alone, gradients included, float64
+#      1e-10, every family, and CUDA = CPU (written without a lent device: it has not run on one yet)
 #   2. the CUDA cases of tests/test_animal.py (scoring and fitting on CUDA = CPU)
 #   3. benchmarks/bench_chunked.py --quick on CUDA, with fla's chunk kernels (the 5x target)
 #   4. pavlovattn reproduce --exact --strict --device cuda
@@ -43,7 +45,8 @@ step() {                                                            # step NAME 
   tail -n 25 "$OUT/$name.log"; echo "== $name: exit $r in $((SECONDS - t))s"; [ $r -eq 0 ] || rc=1
 }
 PT=("$PY" -m pytest -q -rs -p no:cacheprovider)
-step families 150 "${PT[@]}" tests/test_families.py tests/test_layers.py
+step families 120 "${PT[@]}" tests/test_families.py
+step layers 90 "${PT[@]}" tests/test_layers.py -k cuda
 step animal 60 "${PT[@]}" tests/test_animal.py -k cuda
 step bench 120 "$PY" benchmarks/bench_chunked.py --quick --repeats 3
 step exact 60 "$PY" -m pavlovattn.cli reproduce --exact --strict --device "$DEV" --quiet --json "$OUT/exact.json"
