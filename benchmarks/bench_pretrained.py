@@ -21,7 +21,7 @@ def model_of(hidden, layers, dtype, device):
     "A random Qwen3.5 causal LM of a released hybrid's shapes."
     types = ['full_attention' if (i + 1) % 4 == 0 else 'linear_attention' for i in range(layers)]
     cfg = transformers.Qwen3_5TextConfig(vocab_size=151936, hidden_size=hidden, intermediate_size=int(3.5 * hidden), num_hidden_layers=layers,
-                                         num_attention_heads=hidden // 128, num_key_value_heads=2, head_dim=256, linear_num_key_heads=hidden // 64,
+                                         num_attention_heads=hidden // 128, num_key_value_heads=min(2, hidden // 128), head_dim=256, linear_num_key_heads=hidden // 64,
                                          linear_num_value_heads=hidden // 64, linear_key_head_dim=128, linear_value_head_dim=128,
                                          linear_conv_kernel_dim=4, layer_types=types, pad_token_id=None, bos_token_id=None,
                                          eos_token_id=None, tie_word_embeddings=True)
