@@ -29,6 +29,13 @@ in --auto-batch (1,16,256), T in --auto-T (8,16,32,64,128), families --auto-fami
 backward() of the outputs' sum (reads='out', what a layer computes). Each cell times the loop ('sequential') and the
 chunked form (chunk 64) back to back and prints loop/chunked (> 1: chunked faster), auto's choice, and `ok` when auto's
 choice is the faster of the two or within 1.25x of it (the criterion, fixed before the run).
+
+Part `layout` (issue 29): where a layer's forward goes besides its products. AttentionMixer(64, 4 heads, conv 4), float32,
+algorithm 'chunked', batch x T in --layout-cells (16x1024, 1x4096), families --layout-families, no gradient and
+forward + backward; torch.profiler over --repeats calls after one warm-up: total ms a call, and the shares of self CPU time
+in layout work (aten::copy_, cat, contiguous, clone), in the q/k norm (aten::linalg_vector_norm) and in the short
+convolution (aten::mkldnn_convolution / convolution). To compare two versions, run this part of each back to back
+(`PYTHONPATH=<other tree>`), alternating, in one shell command.
 """
 import argparse, importlib.util, pathlib, statistics, sys, time, platform, datetime
 import torch
@@ -48,7 +55,8 @@ def main():
     ap.add_argument('--families', default=','.join(FAMILIES)); ap.add_argument('--T', type=int, default=256)
     ap.add_argument('--batch', type=int, default=1); ap.add_argument('--repeats', type=int, default=3)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--d_model', type=int, default=64)
-    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'all'))
+    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'layout', 'all'))
+    ap.add_argument('--layout-families', default='delta,gla'); ap.add_argument('--layout-cells', default='16x1024,1x4096')
     ap.add_argument('--auto-families', default='delta,gated-delta,hebbian,gla'); ap.add_argument('--auto-d', default='16,64')
     ap.add_argument('--auto-batch', default='1,16,256'); ap.add_argument('--auto-T', default='8,16,32,64,128')
     ap.add_argument('--rate-T', default='1024,4096'); ap.add_argument('--rate-batch', default='1,16')
@@ -57,6 +65,7 @@ def main():
     if a.part in ('generation', 'all'): generation(a)
     if a.part in ('rates', 'all'): rates(a)
     if a.part in ('auto', 'all'): auto(a)
+    if a.part in ('layout', 'all'): layout(a)
 
 def generation(a):
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
@@ -169,5 +178,31 @@ def auto(a):
                     print(f"{rule:12s} {D:3d} {B:4d} {T:4d} {t['sequential'] * 1e3:8.2f} {t['chunked'] * 1e3:10.2f} "
                           f"{t['sequential'] / t['chunked']:12.2f} {pick:>10s} {'ok' if ok else 'NO':>3s}", flush=True)
     print(f'auto within 1.25x of the faster form in {n_ok} of {n} cells')
+
+def layout(a):
+    "Per family and cell: ms a forward (and forward+backward), and the shares of layout copies, the q/k norm and the convolution."
+    from torch.profiler import profile, ProfilerActivity
+    import pavlovattn
+    print(f'# layout: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, pavlovattn from {pathlib.Path(pavlovattn.__file__).parent}, '
+          f'threads {torch.get_num_threads()}, d_model 64, 4 heads, conv 4, chunked, float32')
+    groups = {'copies': ('aten::copy_', 'aten::cat', 'aten::contiguous', 'aten::clone'), 'norm': ('aten::linalg_vector_norm',),
+              'conv': ('aten::mkldnn_convolution', 'aten::convolution', 'aten::_convolution')}
+    print(f"{'family':12s} {'pass':7s} {'B x T':>9s} {'ms':>8s} {'copies':>7s} {'norm':>6s} {'conv':>6s}")
+    for rule in a.layout_families.split(','):
+        for cell in a.layout_cells.split(','):
+            B, T = map(int, cell.split('x'))
+            torch.manual_seed(0); m = AttentionMixer(64, 4, rule, algorithm='chunked'); x = torch.randn(B, T, 64)
+            for bwd in (False, True):
+                def run():
+                    if bwd: m(x).sum().backward()
+                    else:
+                        with torch.no_grad(): m(x)
+                run()
+                with profile(activities=[ProfilerActivity.CPU]) as p:
+                    for _ in range(a.repeats): run()
+                ev = p.key_averages(); tot = sum(e.self_cpu_time_total for e in ev)
+                share = {g: sum(e.self_cpu_time_total for e in ev if e.key in names) / tot for g, names in groups.items()}
+                print(f"{rule:12s} {'fwd+bwd' if bwd else 'fwd':7s} {cell:>9s} {tot / a.repeats / 1e3:8.2f} {share['copies']:7.1%} "
+                      f"{share['norm']:6.1%} {share['conv']:6.1%}", flush=True)
 
 if __name__ == '__main__': main()
