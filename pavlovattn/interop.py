@@ -4,14 +4,14 @@
 
 # %% ../nbs/15_interop.ipynb #i0000003
 from __future__ import annotations
-import dataclasses, gzip, importlib, io, math, os, re, stat, tempfile, zlib
+import dataclasses, gzip, importlib, io, math, os, re, stat, tempfile, warnings, zlib
 import numpy as np
-from .designs import parse_design, simulate, Design, DesignError, MAX_COUNT, one_line
+from .designs import parse_design, simulate, calmr_parameters, Design, DesignError, MAX_COUNT, one_line
 
 # %% auto #0
 __all__ = ['READ_LIMIT', 'LINE_LIMIT', 'PALMS_DEFAULTS', 'TIDY_COLUMNS', 'CALMR_RESULT_COLUMNS', 'RESULT_LAYOUTS', 'read_calmr',
-           'write_calmr', 'read_palms', 'write_palms', 'read_pyndl_events', 'read_pyndl', 'write_pyndl', 'tidy',
-           'calmr_results', 'write_results', 'write_tidy']
+           'write_calmr', 'check_calmr_fixture', 'read_palms', 'write_palms', 'read_pyndl_events', 'read_pyndl',
+           'write_pyndl', 'tidy', 'calmr_results', 'write_results', 'write_tidy']
 
 # %% ../nbs/15_interop.ipynb #i0000031
 READ_LIMIT = 256 << 20    # bytes read from a FIFO or a device given as a file (a regular file is read whole, line by line)
@@ -163,6 +163,50 @@ def write_calmr(design,               # a design string (native or calmr dialect
         lines.append(','.join(([_q(str(k))] if row_names else []) + [_q(g.name)] + cells))
     _atomic_write(path, '\n'.join(lines) + '\n')
     return path
+
+# %% ../nbs/15_interop.ipynb #i0000019b
+def check_calmr_fixture(rec:dict,         # one design of calmr's stored fixture: `design` (columns), `parameters`, `ends` (or `calmr_error`)
+                        subjects:int=2000, # subjects here for a randomised design
+                        z:float=4.5,       # the largest |difference| / its standard error accepted
+                        tol:float=1e-12,   # the largest difference where both sides are deterministic
+                       ) -> tuple:         # (verdict, detail): 'agree' (detail: max difference or max z), 'refused', 'both refuse', 'noted', 'differ'
+    "Run one of calmr's own designs here and compare with calmr's stored RW1972 state after each phase (every stimulus -> stimulus association)."
+    design = rec['design']; cols = list(design)
+    q = lambda v: ('TRUE' if v else 'FALSE') if isinstance(v, bool) else '"' + str(v).replace('"', '""') + '"'
+    text = '\n'.join([','.join(q(c) for c in cols)] + [','.join(q(design[c][i]) for c in cols) for i in range(len(design[cols[0]]))]) + '\n'
+    ours, res = None, None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'design.csv'); open(path, 'w').write(text)
+        try:
+            d, names = read_calmr(path, names=True)
+            p = rec.get('parameters') or {}
+            kw = calmr_parameters(d, **{k: {s: float(v) for s, v in p[k].items()} for k in p}, associations='all')
+            n = subjects if rec.get('randomised') else 1
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore', RuntimeWarning); res = simulate(d, subjects=n, seed=7, **kw)
+        except DesignError as e: ours = str(e).split(': ', 1)[-1]
+    if 'calmr_error' in rec:
+        if ours: return 'both refuse', f"calmr: {rec['calmr_error']} here: {ours}"
+        if any(x.startswith('differs: ') for x in res.notes): return 'noted', res.notes[0]
+        return 'differ', f"calmr refuses ({rec['calmr_error']}), answered here without a word"
+    if ours: return 'refused', ours
+    e, worst = rec['ends'], 0.0
+    for i in range(len(e['mean'])):
+        r = res.runs[e['group'][i]]
+        ph = names.index(e['phase'][i]) + 1
+        k = max(j for j, x in enumerate(r['phase']) if x == ph) + 1          # the state after the phase's last step
+        c = res.cues.index(f"{e['s1'][i]}:{e['s2'][i]}")
+        m, s = float(r['mean'][k, c]), float(r['sd'][k, c])
+        diff, what = abs(m - e['mean'][i]), f"{e['group'][i]} {e['phase'][i]} {e['s1'][i]}->{e['s2'][i]}: {m} here, {e['mean'][i]} calmr"
+        if e['sd'][i] == 0 and s == 0:
+            if diff > tol: return 'differ', what
+            if not rec.get('randomised'): worst = max(worst, diff)
+        else:
+            zz = diff / math.sqrt(e['sd'][i] ** 2 / e['n'][i] + s ** 2 / n)
+            if zz > z: return 'differ', f'{what} (z {zz:.2f})'
+            worst = max(worst, zz)
+    if len(e['mean']) != sum(len(res.cues) * len(set(res.runs[g]['phase'])) for g in res.runs): return 'differ', 'calmr reports other phases or pairs'
+    return 'agree', worst
 
 # %% ../nbs/15_interop.ipynb #i0000032
 PALMS_DEFAULTS = dict(alpha=0.1, beta=0.3, beta_neg=0.2, lamda=1.0, num_trials=100)   # PALMS's command-line defaults (Simulator.py)
