@@ -322,23 +322,27 @@ def _stats(full, device):
     if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1')
     return _CACHE[k]
 
-@claim('trained-cue-competition',
+def _trained_claim(id:str, text:str, source:str, expected:str, verdict, name:str, stats=None, paper=None):
+    "Register the trained-model claim `id`: `verdict(stats(full, device))` (default `stats`: the default set's models), its row saying the size it ran at."
+    def run(full=False, device='cpu'): return _sized(verdict((stats or _stats)(full, device)))
+    run.__name__ = run.__qualname__ = name
+    claim(id, text, source=source, expected=expected, paper=paper)(run)
+
+_trained_claim('trained-cue-competition',
        'cue competition persists in trained models (error-correcting attention trained on generic in-context association tasks shows '
        'blocking, contiguity attention does not)', source='paper C3 (trained-model half); protocol ours (trained-probes page)',
        expected='5 seeds per family (vector task, d_model 64, 2 layers): blocking index > 0 for delta and gated-delta (t-test), within '
                 '±0.2·s_acq for hebbian and decay (TOST); alpha 0.05, Holm',
-       paper=Paper(0, 'at most', key='families_against_paper'))
-def _claim_trained_cue_competition(full=False, device='cpu'):
-    return _sized(cue_competition_verdict(_stats(full, device)))
+       paper=Paper(0, 'at most', key='families_against_paper'),
+       verdict=cue_competition_verdict, name='_claim_trained_cue_competition')
 
-@claim('trained-no-spontaneous-recovery',
+_trained_claim('trained-no-spontaneous-recovery',
        'no spontaneous recovery in trained models (never-presented-cue controls, probes within the trained range)',
        source='paper C6 (trained-model half); protocol ours (trained-probes page)',
        expected='5 seeds per family (hebbian, decay, delta, gated-delta): R(m) = [s_A(m)-s_A(0)] - [s_N(m)-s_N(0)] < 0.2·s_acq '
                 'for m = 4, 8, 16 (one-sided t-test, the recovery side of TOST); alpha 0.05, Holm',
-       paper=Paper(0, 'at most', key='families_against_paper'))
-def _claim_trained_no_recovery(full=False, device='cpu'):
-    return _sized(recovery_verdict(_stats(full, device)))
+       paper=Paper(0, 'at most', key='families_against_paper'),
+       verdict=recovery_verdict, name='_claim_trained_no_recovery')
 
 # %% ../nbs/13_trained_probes.ipynb #ab30a002
 ABLATION = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=300,
@@ -410,30 +414,27 @@ def _ablation(full, device):
     if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', settings=st)
     return _ABL[k]
 
-@claim('trained-blocking-dissociation',
+_trained_claim('trained-blocking-dissociation',
        'the blocking dissociation after training, judged by difference: every error-correcting family blocks more than every contiguity family '
        '(formulated after the first result of trained-cue-competition)', source='paper C3 (trained-model half); criterion ours (trained-probes page)',
        expected='the models of trained-cue-competition (5 seeds): for each pair (delta, gated-delta) x (hebbian, decay), the Welch 95% CI of '
                 'BI_ec - BI_contiguity lies above m = 0.2 x s_acq of the error-correcting family, and the CI of BI_ec itself lies above m',
-       paper=Paper(0, 'at most', key='pairs_against_paper'))
-def _claim_trained_blocking_dissociation(full=False, device='cpu'):
-    return _sized(dissociation_verdict(_stats(full, device), 'BI'))
+       paper=Paper(0, 'at most', key='pairs_against_paper'),
+       verdict=lambda s: dissociation_verdict(s, 'BI'), name='_claim_trained_blocking_dissociation')
 
-@claim('trained-overshadowing-dissociation',
+_trained_claim('trained-overshadowing-dissociation',
        'the overshadowing dissociation after training, judged by difference (formulated after the first result of trained-cue-competition)',
        source='paper C3 (trained-model half); criterion ours (trained-probes page)',
        expected='as trained-blocking-dissociation, for the overshadowing index OI = s_single - s_comp',
-       paper=Paper(0, 'at most', key='pairs_against_paper'))
-def _claim_trained_overshadowing_dissociation(full=False, device='cpu'):
-    return _sized(dissociation_verdict(_stats(full, device), 'OI'))
+       paper=Paper(0, 'at most', key='pairs_against_paper'),
+       verdict=lambda s: dissociation_verdict(s, 'OI'), name='_claim_trained_overshadowing_dissociation')
 
-@claim('trained-dissociation-without-conv',
+_trained_claim('trained-dissociation-without-conv',
        'the blocking dissociation after training holds without the short convolution (read-out norm on, and off)',
        source='ours (issue: the dissociation depends on the short convolution); trained-probes page',
        expected='ABLATION grid, task with compound trials, conv_size 0, read-out norm on and off, 5 seeds, d_model 64, 300 steps, lr 1e-2: '
-                'trained-blocking-dissociation\'s criterion holds in both cells')
-def _claim_trained_without_conv(full=False, device='cpu'):
-    return _sized(without_conv_verdict(_ablation(full, device)))
+                'trained-blocking-dissociation\'s criterion holds in both cells',
+       verdict=without_conv_verdict, name='_claim_trained_without_conv', stats=_ablation)
 
 # %% ../nbs/13_trained_probes.ipynb #ab30a005
 def layer_writes(m, x:torch.Tensor) -> tuple:
