@@ -5,7 +5,8 @@ Workload: `pavlovattn.models.AssocLM` at the default (CPU) size of the trained-p
 MLP x2, short convolution 4 — on the vector cue->outcome task (sequence length 40, or --seq-len T; batch 32; or any task of
 `pavlovattn.models.TASKS` with --task), AdamW, float32. Timed separately: the generator (`task.batch`), and one training step on
 a batch already made (forward + backward + clip + optimiser step, what `train` does besides generating). Each row: one warm-up,
-then the median of REPEATS timed blocks of STEPS calls. The MHA row is the same AssocLM with every mixer replaced by causal
+then the median of REPEATS timed blocks of STEPS calls; the training steps' blocks are interleaved round by round (MHA, then each
+family), and a family's ratio is the median over rounds of its block over that round's MHA block (robust to a load that changes). The MHA row is the same AssocLM with every mixer replaced by causal
 `nn.MultiheadAttention` (same width and heads). Ratios: each row's time over the MHA step. Threads: 1 by default (`train`'s
 default); --threads N to change. --profile prints the torch profiler's top operators of one family's step (--profile delta).
 Also reports the steps the page's protocol trains on that task and the resulting estimated wall time per family.
@@ -13,10 +14,11 @@ Also reports the steps the page's protocol trains on that task and the resulting
 each family (and of the MHA model) into its parts, each timed alone on the same batch: the mixers (forward + backward of the
 `AttentionMixer`s on their inputs), their short convolutions + SiLU (forward + backward), the rest of forward + backward, and the
 optimiser (clip + AdamW step; also AdamW's foreach and fused variants, which `train` does not use, to show what they would save).
+--chunk N sets every chunked mixer's chunk size (AssocLM uses 16) to measure another size; it is not what `train` runs.
 The token-task generator is timed too (--token-task, default rebind): every generator's share of an MHA step must stay under 10%.
 Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated-delta,softmax,gla] [--steps 10] [--repeats 3]
        [--threads 1] [--task vector|vector-single|mqar|repeated|rebind] [--seq-len T | --seq-lens 40,256] [--device cpu]
-       [--profile delta] [--breakdown] [--token-task rebind]
+       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 16]
 """
 import argparse, dataclasses, statistics, time, platform, datetime
 import torch
@@ -43,9 +45,15 @@ def _timed(fn, steps, repeats, cuda):
         ts.append((time.perf_counter() - t) / steps)
     return statistics.median(ts)
 
+CHUNK = None   # --chunk: the chunk size of every chunked mixer (AssocLM's is 16), to measure what another size would cost
+
 def _model(task, rule, device):
     torch.manual_seed(0)
-    if rule != 'mha': return AssocLM(task, rule).to(device)
+    if rule != 'mha':
+        m = AssocLM(task, rule)
+        if CHUNK:
+            for x in m.mix: x.chunk = CHUNK
+        return m.to(device)
     m = AssocLM(task, 'hebbian'); m.mix = nn.ModuleList([CausalMHA(64, 2) for _ in m.mix]); return m.to(device)
 
 def _breakdown(task, rules, b, steps, repeats, cuda, device):
@@ -78,16 +86,22 @@ def _table(task, a, fams, gens):
     cuda = a.device.startswith('cuda'); gen = torch.Generator().manual_seed(0)
     b = {k: v.to(a.device) for k, v in task.batch(a.batch, gen).items()}
     res = {f'generator ({n})': _timed(lambda t=t: t.batch(a.batch, gen), a.steps, a.repeats, False) for n, t in gens.items()}
+    steps = {}
     for rule in ['mha'] + fams:
         model = _model(task, rule, a.device); opt = torch.optim.AdamW(model.parameters(), 1e-3)
-        def step():
+        def step(model=model, opt=opt):
             loss, _ = loss_and_metric(model, b); opt.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step()
-        res[rule] = _timed(step, a.steps, a.repeats, cuda)
+        steps[rule] = step; step()
         if rule == a.profile:
             from torch.profiler import profile, ProfilerActivity
             with profile(activities=[ProfilerActivity.CPU]) as prof:
                 for _ in range(a.steps): step()
             print(prof.key_averages().table(sort_by='self_cpu_time_total', row_limit=15))
+    blocks = {r: [] for r in steps}                  # the rows' blocks interleaved (mha, delta, ..., mha, delta, ...): a change of
+    for _ in range(a.repeats):                       # load between blocks hits every row alike, and each ratio pairs one round's blocks
+        for r, f in steps.items(): blocks[r].append(_timed(f, a.steps, 1, cuda))
+    for r in steps: res[r] = statistics.median(blocks[r])
+    res['_ratio'] = {r: statistics.median(x / m for x, m in zip(blocks[r], blocks['mha'])) for r in steps}
     br = _breakdown(task, ['mha'] + fams, b, a.steps, a.repeats, cuda, a.device) if a.breakdown else None
     return res, br, b
 
@@ -98,25 +112,27 @@ def main():
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--task', default='vector')
     ap.add_argument('--seq-len', type=int, default=None); ap.add_argument('--profile', default=None)
     ap.add_argument('--seq-lens', default=None); ap.add_argument('--breakdown', action='store_true')
-    ap.add_argument('--token-task', default='rebind')
+    ap.add_argument('--token-task', default='rebind'); ap.add_argument('--chunk', type=int, default=None)
     ap.add_argument('--batch', type=int, default=32); ap.add_argument('--device', default='cpu')
     a = ap.parse_args()
     if a.threads: torch.set_num_threads(a.threads)
+    global CHUNK; CHUNK = a.chunk
     fams = a.families.split(',')
     lens = [int(x) for x in a.seq_lens.split(',')] if a.seq_lens else [a.seq_len or TASKS[a.task].seq_len]
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
-          f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={",".join(map(str, lens))}), batch {a.batch}')
+          f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={",".join(map(str, lens))}), batch {a.batch}'
+          + (f', chunk {a.chunk}' if a.chunk else ''))
     summary = {}
     for T in lens:
         task = dataclasses.replace(TASKS[a.task], seq_len=T)
         gens = {a.task: task}
         if a.token_task and a.token_task != a.task: gens[a.token_task] = TASKS[a.token_task]
         res, br, _ = _table(task, a, fams, gens)
-        mha = res['mha']; print(f'## T = {T}')
+        mha, ratio = res['mha'], res.pop('_ratio'); print(f'## T = {T}')
         for r, t in res.items():
             g = r.startswith('generator')
             tok = '' if g else f'{a.batch * T / t:9.0f} tokens/s'
-            print(f'{r:22s} {1e3 * t:8.2f} ms/{"batch" if g else "step "}  {t / mha:6.2f} x MHA step  {tok}', flush=True)
+            print(f'{r:22s} {1e3 * t:8.2f} ms/{"batch" if g else "step "}  {t / mha if g else ratio[r]:6.2f} x MHA step  {tok}', flush=True)
         gk = f'generator ({a.task})'
         print(f"generator + step, share of the generator: " + ', '.join(f"{r} {res[gk] / (res[gk] + res[r]):.1%}" for r in fams))
         if br:
@@ -129,7 +145,7 @@ def main():
                 x, m = br[r], br['mha']
                 print(f'{r:12s} mixers {x["mixers"] / m["mixers"]:.2f} x MHA\'s, conv+silu {x["conv_silu"] / x["mixers"]:.0%} of its mixers, '
                       f'optimiser {x["adamw"] / res[r]:.0%} of its step (fused: {x["adamw_fused"] / res[r]:.0%})')
-        summary[T] = {r: res[r] / mha for r in fams}
+        summary[T] = {r: ratio[r] for r in fams}
     if len(lens) > 1:
         print('step / MHA step: ' + '; '.join(f'{r} ' + ', '.join(f'T {T} {summary[T][r]:.2f}x' for T in lens) for r in fams))
     n_steps = PROTOCOL_STEPS.get(a.task)
