@@ -228,8 +228,8 @@ def _cue_palms(c:str) -> str:
                                "(written here A, (Ap), (App), (A_2)); rename it")
     return m[1] + "'" * len(m[2]) + ('' if m[3] is None else '^' + m[3])
 
-def _palms_phase(s:str, where:str, unsigned:str) -> str:
-    "One PALMS phase (`rand/4AB+/4CD+`) as a phase of the native grammar (`!4AB+/4CD+`); '' for an empty phase."
+def _palms_phase(s:str, where:str, unsigned:str, configural:dict|None=None) -> str:
+    "One PALMS phase (`rand/4AB+/4CD+`) as a phase of the native grammar (`!4AB+/4CD+`); '' for an empty phase. With `configural` (a dict it fills: our name -> PALMS's), a compound also has its configural cue, as PALMS adds one: `(AB)` for AB, here `(c_A_B)`."
     rnd, out = False, []
     for part in s.strip().split('/'):
         p = part.strip()
@@ -240,11 +240,15 @@ def _palms_phase(s:str, where:str, unsigned:str) -> str:
         m = _PALMS_TRIAL.fullmatch(p)
         if not m: raise DesignError(f'{where}: cannot read "{p}" (PALMS trials are COUNT CUES SIGN, e.g. 4AB+, 4B-, 4B)')
         if m[3] == '++': raise DesignError(f'{where}: "{p}": PALMS\'s ++ (twice the rate on that trial) has no counterpart here (one rate per outcome)')
-        cues = ''.join(_palms_cue(t[0], f'{where}, "{p}"') for t in _PALMS_CUE.finditer(m[2]))
+        toks = sorted(t[0].upper() for t in _PALMS_CUE.finditer(m[2]))  # PALMS sorts a compound's cues: AXR' is (AR'X)
+        cs = [_palms_cue(t, f'{where}, "{p}"') for t in toks]
+        if configural is not None and len(cs) > 1:
+            name = 'c_' + '_'.join(c.strip('()') for c in cs); configural[name] = '(' + ''.join(toks) + ')'; cs.append(f'({name})')
+        cues = ''.join(cs)
         out.append(f"{int(m[1] or '1')}{cues}{m[3] or unsigned}")
     return ('!' if rnd and out else '') + '/'.join(out)
 
-def _palms_params(lines, cues) -> dict:
+def _palms_params(lines, cues, configural=None) -> dict:
     "The `@` lines of a PALMS file as `simulate` keywords (Rescorla Wagner only): alpha -> salience (PALMS's default for a cue without its own alpha included), beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
     model, kv = 'Rescorla Wagner', {}
     for n, line in lines:
@@ -256,7 +260,6 @@ def _palms_params(lines, cues) -> dict:
             if k == 'model': model = v
             else: kv[k] = (v, n)
     if model != 'Rescorla Wagner': raise DesignError(f"the file's model is {model!r}: its parameters map onto the delta family only for Rescorla Wagner")
-    if kv.get('configural_cues', ('False',))[0] == 'True': raise DesignError('configural_cues=True: configural cues are not read (add them as cues, e.g. AB(AB)+)')
     def num(k):
         v, n = kv.get(k, (PALMS_DEFAULTS[k], 0))
         try: return float(v)
@@ -270,8 +273,8 @@ def _palms_params(lines, cues) -> dict:
         except ValueError: raise DesignError(f'line {n}: {k}={v} is not a number') from None
     a = num('alpha')
     def alpha(c):                                                 # PALMS (Group.set_vals): a cue without its own alpha gets the product
-        k = _cue_palms(c)                                         # of its name's characters' alphas: A' -> alpha_A * alpha, B^2 -> alpha_B * alpha^2
-        return alphas[k] if k in alphas else math.prod(alphas.get(ch, a) for ch in k)
+        k = (configural or {}).get(c) or _cue_palms(c)            # of its name's characters' alphas: A' -> alpha_A * alpha, B^2 -> alpha_B * alpha^2
+        return alphas[k] if k in alphas else math.prod(alphas.get(ch, a) for ch in k.strip('()'))
     out = dict(salience={c: alpha(c) for c in cues}, beta={'+': num('beta'), '-': num('beta_neg')}, lam=num('lamda'))
     out['subjects'] = int(num('num_trials'))
     return out
@@ -287,16 +290,21 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
         try:
             with _Lines(source, 'utf-8-sig') as f: text = ''.join(f)
         except OSError as e: raise DesignError(f'cannot read {source}: {e.strerror or e}') from None
-    groups, ats = [], []
+    groups, ats, lines, conf = [], [], [], {}
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s or s.startswith('#'): continue
-        if s.startswith('@'): ats.append((n, s)); continue
+        if s.startswith('@'): ats.append((n, s))
+        else: lines.append((n, s))
+    every = any(re.fullmatch(r'configural_cues *= *True', q.strip()) for _, a in ats for q in a.lstrip('@').split(';'))   # @configural_cues=True
+    for n, s in lines:
         name, *phases = s.split('|')
         name, *opts = name.strip().split('/')
-        if opts: raise DesignError(f'line {n}: group option /{"/".join(opts)}: configural cues are not read (add them as cues, e.g. AB(AB)+)')
+        bad = [o for o in opts if o not in ('conf', 'configural', 'cc')]
+        if bad: raise DesignError(f'line {n}: unknown group option /{bad[0]} (PALMS reads /conf, /configural, /cc)')
         if not phases: raise DesignError(f'line {n}: "{one_line(s[:40])}" has no phases: expected Name|phase|phase')
-        groups.append((n, name.strip(), [_palms_phase(p, f'line {n}, phase {i}', unsigned) for i, p in enumerate(phases, 1)]))
+        c = conf if every or opts else None                       # PALMS: the file's option, or the group's /conf
+        groups.append((n, name.strip(), [_palms_phase(p, f'line {n}, phase {i}', unsigned, c) for i, p in enumerate(phases, 1)]))
     if not groups: raise DesignError('no design lines: expected Name|phase|phase')
     text = ' ; '.join(f'{name}: ' + ' | '.join(ps) for _, name, ps in groups)
     empty = any(not p for _, _, ps in groups for p in ps)
@@ -304,7 +312,7 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
     except DesignError as e:
         raise DesignError(f'{e} (in the design read from the lines: {text[:80]})') from None
     d = dataclasses.replace(d, dialect='native')
-    return (d, _palms_params(ats, d.cues)) if params else d
+    return (d, _palms_params(ats, d.cues, conf)) if params else d
 
 def write_palms(design,                 # a design string (native or calmr dialect) or `Design`
                 path=None,              # where to write the `.rw` file (None: only return the text)

@@ -161,8 +161,7 @@ def test_palms_unsigned_and_cues(line, unsigned, want):
 @pytest.mark.parametrize('text, msg', [
     ('g|10A++', "line 1, phase 1: \"10A++\": PALMS's ++"),
     ('g|beta=0.3/10A+', 'per-phase beta has no counterpart'),
-    ('g/conf|10AB+', 'configural cues are not read'),
-    ('@configural_cues=True\n@model=Rescorla Wagner\ng|10AB+', 'configural_cues=True'),
+    ('g/config|10AB+', 'unknown group option /config (PALMS reads /conf, /configural, /cc)'),
     ('g|10A+\nh', 'line 2: "h" has no phases'),
     ('g|10A+|4A*', 'line 1, phase 2: cannot read "4A*"'),
     ('g|4Ñ+', 'cue "Ñ" has no name here'),

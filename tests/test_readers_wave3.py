@@ -87,3 +87,36 @@ def test_palms_text_that_is_not_a_file_is_refused(tmp_path):
     p = tmp_path / 'g.rw'; p.write_text('G|10A+\n')
     rc, out, err = run_main('run', '--palms', str(p), '--format', 'json')
     assert rc == 0 and '"G"' in out, err
+
+# ---- PALMS's Rescorla-Wagner example file, unchanged: configural cues (issue 31) ----
+def test_palms_rw_example_file_reads_unchanged():
+    "Byrom & Murphy (2019) Exp. 1 as PALMS ships it (tests/fixtures/palms, cal-r/PALMS-Simulator b84c565): @configural_cues=True and per-cue alphas incl. the configural ones."
+    import pathlib, re
+    from pavlovattn.interop import read_palms
+    from pavlovattn.designs import simulate
+    f = pathlib.Path(__file__).parent / 'fixtures' / 'palms' / 'Byrom_Murphy-2019-Exp1.rw'
+    d, kw = read_palms(f, params=True)
+    text = f.read_text()
+    want = {k: float(v) for k, v in re.findall(r"alpha_(\([A-Z'^0-9]+\))=([0-9.]+)", text)}        # the file's configural alphas
+    conf = {c: a for c, a in kw['salience'].items() if c.startswith('c_')}
+    assert len(conf) == len(want) == 32 and len(d.cues) == 44 and kw['subjects'] == 1500 and kw['beta'] == {'+': 0.5, '-': 0.3}
+    for g in d.groups:
+        for t in g.phases[0].trials:                                          # every compound holds its own configural cue
+            assert sum(c.startswith('c_') for c in t.cues) == 1 and len(t.cues) == 4
+    assert sorted(conf.values()) == sorted(want.values())
+    res = simulate(d, **{**kw, 'subjects': 20})
+    assert set(res.strengths) == {'Bicond', 'Unicond'}
+
+def test_palms_configural_cue_two_trials_closed_form():
+    "g/conf|2AB+ : V_i after two trials = a_i*b*(1 + (1 - b*sum a)) with every cue starting at 0 (one error shared by A, B and (AB))."
+    from pavlovattn.interop import read_palms
+    from pavlovattn.designs import simulate
+    d, kw = read_palms('@model=Rescorla Wagner\n@alpha_A=0.5;alpha_B=0.4;alpha_(AB)=0.2;beta=0.5;lamda=1\ng/cc|2AB+|1A-', params=True)
+    a, b = {'A': 0.5, 'B': 0.4, 'c_A_B': 0.2}, 0.5
+    s = sum(a.values())
+    v = {c: a[c] * b * (1 + (1 - b * s)) for c in a}
+    bn = kw['beta']['-']; vA = v['A'] - a['A'] * bn * v['A']                # the A- trial: A alone, no configural cue
+    got = simulate(d, **kw).strengths['g']
+    assert str(d) == 'g: 2AB(c_A_B)+ | 1A-'
+    assert max(abs(got[c] - w) for c, w in {**v, 'A': vA}.items()) < 1e-12, got
+    assert str(read_palms('g|2AB+')) == 'g: 2AB+'                         # without the option: no configural cue
