@@ -7,7 +7,9 @@ library warning printed in a saved output, no error saved under a cell (e.g. a G
 machine), no empty output section, no TeX left unrendered in the text (`$$`, `\\(`, `\\frac`, ...), no raw Markdown
 link syntax (`[x](page.html)`, also inside a signature's code block), no class documented as `(*args, **kwargs)` (a
 named tuple shows its fields), and, at phone width (390 px), nothing in the page's content wider than the screen
-unless it scrolls inside its own box (a figure, a table, a code block, an equation), and no heading running past it.
+unless it scrolls inside its own box (a figure, a table, a code block, an equation), and no heading running past it;
+at 1280 px no table cut (wider than its column with no scroll box, or showing under 60% of its width), no raw TeX in a
+heading, in the right-hand table of contents or in a search result's title, and no table row left as literal pipes.
 Prints `site: N passed, M failed`."""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
@@ -34,8 +36,17 @@ LAYOUT_PROBE = b"""<script>window.addEventListener('load', () => setTimeout(() =
     + ' to ' + Math.round(e.getBoundingClientRect().left + Math.max(e.getBoundingClientRect().width, e.scrollWidth)) + ' px');
   const heads = [...main.querySelectorAll('h1, h2, h3, h4, h5')].filter(h => h.scrollWidth > h.clientWidth + 1)
     .slice(0, 4).map(h => h.textContent.trim().slice(0, 40));                    // a heading whose text does not fit
+  const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
+  const cut = [...main.querySelectorAll('table, pre')].filter(e => {          // at 1280 px: see desktop_problems
+    if (!e.getBoundingClientRect().width || e.closest('.katex-mathml')) return false;
+    if (e.tagName === 'PRE') return e.scrollWidth > e.clientWidth + 1 && ['hidden', 'clip'].includes(getComputedStyle(e).overflowX);
+    for (let p = e.parentElement; p; p = p.parentElement) {                  // the first box narrower than the table
+      if (p.clientWidth < e.scrollWidth - 1) return !scrolls(p) || p.clientWidth < 0.6 * e.scrollWidth;
+      if (p === main) break; }
+    return false; }).slice(0, 4).map(e => e.tagName.toLowerCase() + ' "' + e.textContent.trim().replace(/\s+/g, ' ').slice(0, 40) + '" ('
+      + Math.round(e.scrollWidth) + ' px wide)');
   const top = window.parent === window ? de : window.parent.document.documentElement;
-  top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads}));
+  top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads, cut}));
 }, 500));</script>"""
 
 def serve(root):
@@ -166,6 +177,53 @@ def text_problems(d):
     if empty: probs.append(f'{len(empty)} empty output section(s)')
     return probs
 
+def desktop_problems(d):
+    """Tables cut at a 1280 px window (from the layout probe): a table wider than its container with no scroll box to hold
+    it, or one whose scroll box shows less than 60% of its width (the reader sees a fragment, e.g. one column of five, and
+    the rest only by scrolling sideways; a threshold set after looking at the site's tables, between the cut headline
+    tables and the wide numeric ones that scroll acceptably); a code block or output cut with no way to scroll."""
+    m = re.search(r'data-layout="([^"]*)"', d)
+    if not m: return ['layout probe did not run at 1280 px']
+    lay = json.loads(html.unescape(m.group(1)))
+    return [f"at 1280 px a table is cut (wider than its column with no scroll box, or under 60% of it shown): {', '.join(lay['cut'])}"] if lay.get('cut') else []
+
+TEX_IN_TITLE = re.compile(r'\\[A-Za-z]+|\$|[\^_]\{')                       # \beta, $...$, ^{...}, _{...}
+
+def _plain(fragment):
+    "The text of an HTML fragment as a reader sees it: KaTeX's TeX annotations, scripts and tags left out."
+    t = re.sub(r'<(annotation|script|style)\b[^>]*>.*?</\1>', ' ', fragment, flags=re.S)
+    return html.unescape(' '.join(re.sub(r'<[^>]+>', ' ', t).split()))
+
+def heading_problems(d):
+    "Raw TeX in a heading or in the right-hand table of contents; a stray table row left as a paragraph of literal pipes."
+    probs = []
+    main = re.search(r'<main[^>]*>(.*?)</main>', d, re.S); body = main.group(1) if main else ''
+    heads = [_plain(h) for h in re.findall(r'<h[1-5]\b[^>]*>(.*?)</h[1-5]>', body, re.S)]
+    bad = [h for h in heads if TEX_IN_TITLE.search(h)]
+    if bad: probs.append(f"raw TeX in a heading: {', '.join(repr(h[:50]) for h in bad[:3])}")
+    toc = re.search(r'<nav[^>]*id="TOC"[^>]*>(.*?)</nav>', d, re.S)
+    items = [_plain(a) for a in re.findall(r'<a\b[^>]*>(.*?)</a>', toc.group(1), re.S)] if toc else []
+    bad = [t for t in items if TEX_IN_TITLE.search(t)]
+    if bad: probs.append(f"raw TeX in the table of contents: {', '.join(repr(t[:50]) for t in bad[:3])}")
+    rows = [t for t in (_plain(p) for p in re.findall(r'<p\b[^>]*>(.*?)</p>', body, re.S)) if t.startswith('|') and t.count('|') >= 2]
+    if rows: probs.append(f"a table row left as literal pipes: {rows[0][:60]!r}")
+    return probs
+
+def search_problems(site):
+    "{page: problem} for raw TeX in the search index's titles and section names (what a search result shows as its heading)."
+    idx = Path(site) / 'search.json'
+    if not idx.exists(): return {}
+    try: entries = json.loads(idx.read_text())
+    except ValueError: return {'search.json': 'search index is not JSON'}
+    out = {}
+    for e in entries if isinstance(entries, list) else []:
+        for k in ('title', 'section'):
+            v = e.get(k) or ''
+            if isinstance(v, str) and TEX_IN_TITLE.search(v):
+                page = str(e.get('href', '')).split('#')[0] or 'search.json'
+                out.setdefault(page, f'raw TeX in a search result {k}: {v[:60]!r}')
+    return out
+
 def phone_problems(d):
     "What sticks out past a phone's screen, from the layout probe's note in the DOM `d` dumped at phone width."
     m = re.search(r'data-layout="([^"]*)"', d)
@@ -192,7 +250,7 @@ def duplicates(pages):
         if len(t) >= 40: by[hashlib.sha1(t.encode()).hexdigest()].append(p.name)
     return {n: [m for m in g if m != n] for g in by.values() if len(g) > 1 for n in g}
 
-def check_page(page, base, nb=None, dups=()):
+def check_page(page, base, nb=None, dups=(), search=None):
     d, src, probs = dom(base + page.name), page.read_text(), []
     if not d.strip(): return ['browser returned no DOM']
     main = re.search(r'<main[^>]*>(.*?)</main>', d, re.S)
@@ -208,18 +266,19 @@ def check_page(page, base, nb=None, dups=()):
             probs.append(f'link to a missing place {href}#{frag}')
     if PLACEHOLDER_REPO in src: probs.append(f'link to the placeholder repository {PLACEHOLDER_REPO}')
     if dups: probs.append(f"the same page as {', '.join(dups)}")
+    if search: probs.append(search)
     if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb) + saved_errors(nb)
-    probs += text_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
+    probs += text_problems(d) + desktop_problems(d) + heading_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
     return probs + image_problems(page, d)
 
 def main(site='_docs', nbs=Path(__file__).resolve().parent.parent/'nbs'):
     site = Path(site); pages = sorted(site.glob('*.html'))
     if not pages: print(f'site: 0 passed, 1 failed (no pages in {site})'); return 1
     notebooks = {page_name(nb): nb for nb in sorted(Path(nbs).glob('*.ipynb')) if not nb.name.startswith(('_', '.'))}
-    dups = duplicates(pages)
+    dups, search = duplicates(pages), search_problems(site)
     srv = serve(site); base = f'http://127.0.0.1:{srv.server_port}/'; fails = passed = 0
     for page in pages:
-        probs = check_page(page, base, notebooks.get(page.name), dups.get(page.name, ()))
+        probs = check_page(page, base, notebooks.get(page.name), dups.get(page.name, ()), search.get(page.name))
         if probs: fails += 1; print(f'FAIL {page.name}: {probs}')
         else: passed += 1; print(f'ok   {page.name}')
     print(f'site: {passed} passed, {fails} failed'); return 1 if fails else 0
