@@ -243,7 +243,7 @@ def _reproduce_args(p):
     p.add_argument('--strict', action='store_true', help='exit 1 when any check fails')
     p.add_argument('--list', action='store_true', help='list claim ids (with --json PATH: as JSON) and exit')
     p.add_argument('--exact', action='store_true', help='only the exact, theorem-type claims')
-    p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--quiet', action='store_true', help='no plan line (what the tier runs, its measured cost) and no progress bar')
     p.add_argument('--retrain', action='store_true', help='train the trained-model claims anew, ignoring cached checkpoints (under $PAVLOVATTN_CACHE)')
     p.add_argument('--wide', action='store_true', help='one line per row in the table (default: long cells wrap; nothing is cut)')
     p.add_argument('--backend', default=None, help='run the claims as a sweep, one task each: inprocess, processes or dask (default: one after another here)')
