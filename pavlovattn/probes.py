@@ -91,19 +91,27 @@ def _mixer_inputs(model, b:dict) -> list:
         for h in hooks: h.remove()
     return ins
 
+def _by_kind(model, b:dict, kinds:dict, read) -> dict:
+    "{layer: {kind: mean of `read(mixer, its input)` at the positions `kinds[kind]`}}: `read` gives a `[B,T]` tensor, None, or a tuple of them."
+    mean = lambda t, msk: None if t is None else float(t[msk].mean())
+    out = {}
+    for li, (m, x) in enumerate(zip(model.mix, _mixer_inputs(model, b))):
+        r = read(m, x)
+        out[li] = {k: tuple(mean(t, msk) for t in r) if isinstance(r, tuple) else mean(r, msk) for k, msk in kinds.items()}
+    return out
+
+def _gates(m, x) -> tuple:
+    "A mixer's write strength β and decay γ at each step, `[B,T]` each (mean over heads; None where the family has none)."
+    beta = torch.sigmoid(m.b_proj(x)).mean(-1) if m.b_proj is not None else None
+    if m.g_proj is not None: gam = torch.exp(F.logsigmoid(m.g_proj(x)) / 16).mean(-1)
+    elif m.gamma_fixed is not None: gam = m.gamma_fixed.mean().expand(x.shape[:2])   # RetNet's fixed decay per head
+    else: gam = None
+    return beta, gam
+
 @torch.no_grad()
 def read_gates(model, b:dict, kinds:dict) -> dict:
     "{layer: {kind: (mean beta, mean gamma)}} at the token positions `kinds[kind]` (a bool mask [B,T]) of batch `b`."
-    ins = _mixer_inputs(model, b)
-    out = {}
-    for li, (m, x) in enumerate(zip(model.mix, ins)):
-        beta = torch.sigmoid(m.b_proj(x)).mean(-1) if m.b_proj is not None else None                        # [B,T]
-        if m.g_proj is not None: gam = torch.exp(F.logsigmoid(m.g_proj(x)) / 16).mean(-1)
-        elif m.gamma_fixed is not None: gam = m.gamma_fixed.mean().expand(x.shape[:2])   # RetNet's fixed decay per head
-        else: gam = None
-        out[li] = {k: (None if beta is None else float(beta[msk].mean()), None if gam is None else float(gam[msk].mean()))
-                   for k, msk in kinds.items()}
-    return out
+    return _by_kind(model, b, kinds, _gates)
 
 # %% ../nbs/13_trained_probes.ipynb #757ffce4
 def _betacf(a, b, x, it=300, eps=1e-15):
@@ -452,12 +460,9 @@ def layer_writes(m, x:torch.Tensor) -> tuple:
 @torch.no_grad()
 def read_writes(model, b:dict, kinds:dict) -> dict:
     "{layer: {kind: mean β·|v|}} at the positions `kinds[kind]` (bool `[B,T]`): how much each layer writes on each kind of token (the value as written, before any error term)."
-    ins = _mixer_inputs(model, b)
-    out = {}
-    for li, (m, x) in enumerate(zip(model.mix, ins)):
-        beta, _, v = layer_writes(m, x); w = (beta * v.norm(dim=-1)).mean(-1)                 # [B,T]
-        out[li] = {kd: float(w[msk].mean()) for kd, msk in kinds.items()}
-    return out
+    def written(m, x):
+        beta, _, v = layer_writes(m, x); return (beta * v.norm(dim=-1)).mean(-1)                     # [B,T]
+    return _by_kind(model, b, kinds, written)
 
 # %% ../nbs/13_trained_probes.ipynb #f32b2fc8
 REBIND = dict(task='rebind', families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(5)), n=500,
