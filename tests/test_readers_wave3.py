@@ -120,3 +120,28 @@ def test_palms_configural_cue_two_trials_closed_form():
     assert str(d) == 'g: 2AB(c_A_B)+ | 1A-'
     assert max(abs(got[c] - w) for c, w in {**v, 'A': vA}.items()) < 1e-12, got
     assert str(read_palms('g|2AB+')) == 'g: 2AB+'                         # without the option: no configural cue
+
+@pytest.mark.slow
+def test_palms_rw_example_agrees_with_palms_within_sampling_error():
+    """PALMS's own simulator on its RW example file (fixture: PALMS's mean over its 1500 random orders of each compound's summed strength
+    before its 1st and 12th presentation, 64 values) against ours from the file unchanged, 500 subjects: z = |diff| / (sd * sqrt(1/1500 + 1/500))
+    <= 4.5 for every value (the bound of the calmr fixtures, fixed before this test ran)."""
+    import csv, pathlib
+    import numpy as np
+    from pavlovattn.interop import read_palms
+    from pavlovattn.designs import simulate
+    fx = pathlib.Path(__file__).parent / 'fixtures' / 'palms'
+    want = {(r['group'], r['compound'], int(r['presentation'])): float(r['palms_mean']) for r in csv.DictReader(open(fx / 'byrom_murphy_2019_exp1_palms.csv'))}
+    d, kw = read_palms(fx / 'Byrom_Murphy-2019-Exp1.rw', params=True)
+    res = simulate(d, **{**kw, 'subjects': 500, 'seed': 0}, per_subject=True)
+    spell = lambda c: c if len(c) == 1 else c.replace('p', "'") if '_' not in c else c.replace('_', '^')   # (Rp) -> R', (X_1) -> X^1
+    zs = []
+    for g in d.groups:
+        r = res.runs[g.name]; V, O, cues = r['V'].double().numpy(), r['order'].numpy(), list(res.cues)
+        for ti, t in enumerate(r['trial_types']):
+            name, idx = ''.join(spell(c) for c in t.cues if not c.startswith('c_')), [cues.index(c) for c in t.cues]
+            for k in (1, 12):
+                pos = np.array([np.nonzero(o == ti)[0][k - 1] for o in O])       # each subject's step of the k-th presentation
+                v = V[np.arange(len(O)), pos][:, idx].sum(1)                      # the compound's strength before it
+                zs.append(abs(v.mean() - want[g.name, name, k]) / (v.std() * np.sqrt(1 / 1500 + 1 / len(O))))
+    assert len(zs) == len(want) == 64 and max(zs) <= 4.5, sorted(zs)[-5:]
