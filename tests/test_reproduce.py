@@ -8,9 +8,16 @@ def pv(*args):
 def test_exact_claims_pass_strictly(tmp_path):
     "Every exact (closed form vs simulation) claim passes under --strict; the JSON rows carry the documented keys."
     out = tmp_path / 'r.json'
-    r = pv('reproduce', '--exact', '--strict', '--quiet', '--json', str(out))
+    r = pv('reproduce', '--exact', '--strict', '--json', str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     rows = json.loads(out.read_text())
+    # issue 36: the plan line comes first on stderr (the tier, its claims, their measured cost, what the other tiers add),
+    # and the default tier runs no trained-model claim
+    from pavlovattn.cli import _costs
+    plan, unmeasured = r.stderr.splitlines()[0], [x['id'] for x in rows if x['id'] not in _costs()['seconds']]
+    assert plan.startswith(f'pavlovattn reproduce: default tier: every claim that trains no model: {len(rows)} claim(s), measured ')
+    assert '--trained adds' in plan and (f'; {len(unmeasured)} claim(s) not measured' in plan) == bool(unmeasured), plan
+    assert not [x['id'] for x in rows if x['id'].startswith('trained-')]
     assert {'core-deltanet-is-rescorla-wagner', 'core-acquisition-closed-forms'} <= {x['id'] for x in rows}
     for x in rows:
         assert set(x) == {'id', 'claim', 'source', 'expected', 'measured', 'verdict', 'check', 'paper', 'paper_rule', 'seconds', 'data'}
@@ -92,18 +99,6 @@ def test_no_placeholder_source_links():
     assert not bad, bad
 
 # ---- issue 36: tiers, the plan line, partial reports ----
-def test_default_tier_trains_nothing_and_says_what_it_costs(tmp_path):
-    "The plan line comes first on stderr: the tier, its claims, their measured cost, what the other tiers add; no trained claim runs."
-    from pavlovattn.cli import _costs
-    out = tmp_path / 'r.json'
-    r = pv('reproduce', '--exact', '--json', str(out))
-    assert r.returncode == 0, r.stderr[-2000:]
-    plan = r.stderr.splitlines()[0]
-    assert plan.startswith('pavlovattn reproduce: default tier: every claim that trains no model: ') and 'measured ' in plan and '--trained adds' in plan
-    ids = [x['id'] for x in json.loads(out.read_text())]
-    assert ids and not [i for i in ids if i.startswith('trained-')]
-    assert set(ids) <= set(_costs()['seconds'])                        # every claim of the default tier has a measured cost
-
 def test_only_trained_claims_train(tmp_path):
     "The claims left out of the default tier are exactly the trained-probes page's claims (the ones that train models)."
     from pavlovattn.registry import load_claims
