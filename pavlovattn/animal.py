@@ -452,12 +452,11 @@ def param_intervals(cv:dict,         # a result of `cross_validate` (its `grid` 
     L, grid = np.asarray(cv['losses'], dtype=float), cv['grid']
     idx = np.random.default_rng(seed).integers(0, L.shape[1], size=(n, L.shape[1]))
     picks = L[:, idx].mean(2).argmin(0)                                      # [n]: each resample's fit
-    full = int(L.mean(1).argmin())
     out = {}
-    for k in grid[full]:
+    for k, fit in cv['params'].items():                                     # the fit on all experiments, as `cross_validate` found it
         v = np.array([grid[g][k] for g in picks])
         lo, hi = np.quantile(v, [(1 - level) / 2, (1 + level) / 2])
-        out[k] = (grid[full][k], float(lo), float(hi))
+        out[k] = (fit, float(lo), float(hi))
     return out
 
 

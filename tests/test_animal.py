@@ -343,11 +343,11 @@ def test_param_intervals_refit_the_grid_on_resampled_experiments():
     from pavlovattn.animal import param_intervals
     grid = [dict(beta=0.1), dict(beta=0.2), dict(beta=0.3)]
     # grid point 1 is best on every experiment: every resample refits to it, a zero-width interval
-    assert param_intervals(dict(grid=grid, losses=[[0.5, 0.6, 0.7], [0.1, 0.2, 0.3], [0.9, 0.9, 0.9]])) == {'beta': (0.2, 0.2, 0.2)}
+    assert param_intervals(dict(grid=grid, params=grid[1], losses=[[0.5, 0.6, 0.7], [0.1, 0.2, 0.3], [0.9, 0.9, 0.9]])) == {'beta': (0.2, 0.2, 0.2)}
     # two experiments pulling apart: a resample of experiment 0 twice refits to 0.1 (P = 1/4), of 1 twice to 0.3 (1/4), both: 0.2 (mean loss 0.4)
     L = [[0.0, 1.0], [0.4, 0.4], [1.0, 0.1]]
-    assert param_intervals(dict(grid=grid, losses=L), n=4000) == {'beta': (0.2, 0.1, 0.3)}
-    assert param_intervals(dict(grid=grid, losses=L), n=4000, level=0.4) == {'beta': (0.2, 0.2, 0.2)}   # the middle 40% all refit to 0.2
+    assert param_intervals(dict(grid=grid, params=grid[1], losses=L), n=4000) == {'beta': (0.2, 0.1, 0.3)}
+    assert param_intervals(dict(grid=grid, params=grid[1], losses=L), n=4000, level=0.4) == {'beta': (0.2, 0.2, 0.2)}   # the middle 40% all refit to 0.2
     b = compile_batch(select(['overexpectation', 'extinction_partial', 'renewal']))
     cv = cross_validate('delta', batch=b, grid=param_grid('delta', b, n_beta=4))
     assert len(cv['losses']) == len(cv['grid']) == 4 and all(len(row) == 3 for row in cv['losses'])
