@@ -504,7 +504,7 @@ def _sweep_args(p):
     p.add_argument('--backend', default=None, help='inprocess (default), processes or dask')
     p.add_argument('--scheduler', default=None, metavar='ADDRESS', help='a running Dask scheduler, e.g. tcp://host:8786 (implies --backend dask)')
     p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='processes: pool size (default: the CPUs); dask without --scheduler: local workers (default 2)')
-    p.add_argument('--cache', default=None, metavar='DIR', help='the cache folder (default $PAVLOVATTN_CACHE, else ~/.cache/pavlovattn)')
+    p.add_argument('--cache', default=None, metavar='DIR', help="the cache folder (default $PAVLOVATTN_CACHE, else the checkout's .cache/pavlovattn, else ~/.cache/pavlovattn)")
     p.add_argument('--out', default=None, metavar='TABLE', help='write the table to TABLE (.csv, .parquet or .json; default: CSV on stdout)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
 
@@ -548,7 +548,7 @@ def _probe_model_args(p):
     p.add_argument('--format', default='table', help='table or json (default table)')
     p.add_argument('--figure', default=None, metavar='PATH', help='also write the heads heat map (.png, .pdf or .svg)')
 
-@subcommand('probe-model', "conditioning probes of a pretrained model's Gated DeltaNet layers: exactness, head-level battery, text probes")(_probe_model_args)
+@subcommand('probe-model', "conditioning probes of a pretrained model's linear-attention layers (transformers' Gated DeltaNet; fla's DeltaNet, Gated DeltaNet, GLA, RetNet): exactness, head-level battery, text probes")(_probe_model_args)
 def _probe_model(a) -> int:
     for name, v, ok in (('format', a.format, ('table', 'json')), ('dtype', a.dtype, ('float32', 'bfloat16', 'float16'))):
         if v not in ok: raise UsageError(f"pavlovattn probe-model: unknown --{name} {v!r}; valid: {', '.join(ok)}")
