@@ -407,7 +407,7 @@ def cv_grid(rule:str,              # a family of `FAMILIES`
     "The animal page's leave-one-out grid: 12 β values for a one-parameter family, 10 with a γ or τ, 5 for the exemplar memory (O(T²) per row); γ in {0.8, 0.9, 0.95, 0.98, 0.99, 1}, τ in {0.2, 0.5, 1, 2}."
     if test_size: return param_grid(rule, batch, n_beta=2, gammas=(0.9, 1.0), taus=(1.0,))
     fam = family(rule)
-    n = 12 if len(fam.params) == 1 else 5 if fam.exemplar else 10
+    n = 12 if len(fam.params) == 1 else 5 if fam.grows else 10
     return param_grid(rule, batch, n_beta=n, gammas=(0.8, 0.9, 0.95, 0.98, 0.99, 1.0), taus=(0.2, 0.5, 1.0, 2.0))
 
 def cross_validate(rule:str='delta',  # a family of `FAMILIES`

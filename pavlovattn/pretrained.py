@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 import pandas as pd
 from .core import recur
+from .families import family
 from .designs import parse_design
 from .phenomena import direction, agrees
 from .probes import DESIGNS, INTERVALS
@@ -83,7 +84,7 @@ class Reading(NamedTuple):
 
 def _l2(x, eps=1e-6): return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + eps)   # the layer's own L2 norm (fla's, eps 1e-6)
 
-def _convert(a:dict, core, rule:str) -> Reading:
+def _convert(a:dict, core, rule:str, retention:bool=False) -> Reading:
     "A recurrence call's arguments (q, k, v, g or gk, beta and the kernel's flags) as `recur` takes them: fp32; the q/k L2 norm, β sigmoid and gate that the kernel applies itself applied here; q scaled (dk^-1/2 unless the call gives a scale); key heads repeated per value head."
     q, k, v = (a[n].float() for n in 'qkv')
     if a.get('use_qk_l2norm_in_kernel', False): q, k = _l2(q), _l2(k)
@@ -95,7 +96,7 @@ def _convert(a:dict, core, rule:str) -> Reading:
     if a.get('use_beta_sigmoid_in_kernel'): beta = beta.sigmoid() * (2 if a.get('allow_neg_eigval') else 1)
     g = a.get('g', a.get('gk'))
     if g is not None and a.get('use_gate_in_kernel'): g = -a['A_log'].float().exp() * F.softplus(g.float() + a['dt_bias'].float())
-    if g is None and rule == 'decay':   # retention's fixed decay of head h, 1 - 2^(-5-h), which its kernels compute themselves
+    if g is None and retention:   # retention's fixed decay of head h, 1 - 2^(-5-h), which its kernels compute themselves
         g = torch.log1p(-torch.exp2(-5.0 - torch.arange(v.shape[2], device=v.device, dtype=torch.float64))).float().expand(v.shape[:3])
     return Reading(q, k, v, beta, ones if g is None else g.float().exp(), core.float(), rule)
 
@@ -122,11 +123,11 @@ class reading:
             for k in names:
                 if k not in g: continue
                 fn = g[k]; self._saved.append((g, k, fn))
-                def rec(*args, _fn=fn, **kw):
+                def rec(*args, _fn=fn, _ret=k.endswith('retention'), **kw):
                     a = {**dict(zip(pos, args)), **{dict(query='q', key='k', value='v').get(n, n): x for n, x in kw.items()}}
                     run = _torch_path(_fn) if names is KERNELS and a['q'].device.type == 'cpu' else _fn
                     out = run(*args, **kw)
-                    self._record(name, _convert(a, out[0] if isinstance(out, tuple) else out, rule), a.get('initial_state'), a.get('state_v_first', False))
+                    self._record(name, _convert(a, out[0] if isinstance(out, tuple) else out, rule, _ret), a.get('initial_state'), a.get('state_v_first', False))
                     return out
                 g[k] = rec
         return hook
@@ -169,7 +170,7 @@ def read_layers(model, input_ids:torch.Tensor,
             logits = torch.cat(ls, 1)
     return {**r.layers, 'logits': logits.float()}
 
-def _gamma(r): return None if r.rule == 'delta' else r.gamma
+def _gamma(r): return r.gamma if 'gamma' in family(r.rule).params else None   # a family without γ (delta) takes none
 
 def replay(r:Reading, algorithm:str='auto') -> torch.Tensor:
     "The package's recurrence (`recur`, the layer's family `r.rule`) on a layer's `Reading`: its outputs `[B,T,H,dv]`."
@@ -177,7 +178,7 @@ def replay(r:Reading, algorithm:str='auto') -> torch.Tensor:
 
 def final_state(r:Reading) -> torch.Tensor:
     "The state `[B,H,dv,dk]` (float64) that our recurrence reaches at the end of a layer's `Reading`: what a cache after those tokens must hold."
-    return recur(r.k.double(), r.v.double(), r.q.double(), r.rule, beta=r.beta.double(), gamma=None if r.rule == 'delta' else r.gamma.double(), reads=False).state
+    return recur(r.k.double(), r.v.double(), r.q.double(), r.rule, beta=r.beta.double(), gamma=None if _gamma(r) is None else r.gamma.double(), reads=False).state
 
 def rel_error(a:torch.Tensor, b:torch.Tensor) -> float:
     "Relative error max|a - b| / max|b|."
@@ -344,7 +345,7 @@ def head_run(steps:list, nums:dict, rule:str='gated-delta') -> dict:
         if not cues: g[:, t] = G['A']; continue
         k[:, t] = F.normalize(sum(K[c] for c in cues), dim=-1)
         if probe is None: g[:, t] = sum(G[c] for c in cues) / len(cues); b[:, t] = sum(B[c] for c in cues) / len(cues); v[:, t, :, 0] = lam
-    pred = recur(k, v, rule=rule, beta=b, gamma=None if rule == 'delta' else g).pred[..., 0]
+    pred = recur(k, v, rule=rule, beta=b, gamma=g if 'gamma' in family(rule).params else None).pred[..., 0]
     return {probe: pred[:, t] for t, (_, _, probe) in enumerate(steps) if probe is not None}
 
 # %% ../nbs/18_pretrained.ipynb #c03435
