@@ -9,7 +9,7 @@ link syntax (`[x](page.html)`, also inside a signature's code block), no class d
 named tuple shows its fields), and, at phone width (390 px), nothing in the page's content wider than the screen
 unless it scrolls inside its own box (a figure, a table, a code block, an equation), and no heading running past it;
 at 1280 px no table cut (wider than its column with no scroll box, or showing under 60% of its width), no raw TeX in a
-heading, in the right-hand table of contents or in a search result's title, and no table row left as literal pipes.
+heading, in the right-hand table of contents or in a search result's title or snippet, and no table row left as literal pipes.
 Prints `site: N passed, M failed`."""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
@@ -210,16 +210,16 @@ def heading_problems(d):
     return probs
 
 def search_problems(site):
-    "{page: problem} for raw TeX in the search index's titles and section names (what a search result shows as its heading)."
+    "{page: problem} for raw TeX in the search index's titles, section names and snippets (what a search result shows)."
     idx = Path(site) / 'search.json'
     if not idx.exists(): return {}
     try: entries = json.loads(idx.read_text())
     except ValueError: return {'search.json': 'search index is not JSON'}
     out = {}
     for e in entries if isinstance(entries, list) else []:
-        for k in ('title', 'section'):
+        for k in ('title', 'section', 'text'):
             v = e.get(k) or ''
-            if isinstance(v, str) and TEX_IN_TITLE.search(v):
+            if isinstance(v, str) and (TEX_IN_TITLE if k != 'text' else RAW_TEX).search(v):
                 page = str(e.get('href', '')).split('#')[0] or 'search.json'
                 out.setdefault(page, f'raw TeX in a search result {k}: {v[:60]!r}')
     return out
