@@ -346,16 +346,26 @@ def _run_incrementally(reg, claims, ids, a):
     from tqdm.auto import tqdm
     bar = tqdm(total=sum(w.values()), disable=a.quiet, leave=False, file=sys.stderr, unit='s',
                bar_format='{desc} {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, ETA {remaining}')
+    import signal, threading
+    got = []   # the signals received: an exception raised inside a C callback (numba's compiler) is swallowed, so each claim's end checks too
+    def stop(signum, frame):
+        got.append(signum); raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, stop) if main else None
     try:
         with _mod('cache')._terminate_as_exit():                          # SIGTERM: the report so far stays, marked partial
+            if main: signal.signal(signal.SIGTERM, stop)
             for n, i in enumerate(ids):
                 if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]])
                 bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
                 r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False)
+                if got: stop(got[0], None)                                 # stopped during this claim: it counts as not run
                 rows += r; ok = ok and o; bar.update(w[i])
     except (KeyboardInterrupt, SystemExit) as e:
         bar.close()
         return rows, ok, 130 if isinstance(e, KeyboardInterrupt) else (e.code if isinstance(e.code, int) else 1)
+    finally:
+        if main: signal.signal(signal.SIGINT, old)
     bar.close()
     return rows, ok, None
 
