@@ -149,3 +149,74 @@ def test_fla_model_probes(fla_models_on_cpu, name, rule):
     res = pt.probe_model(m, tok, n=2)
     assert max(res['exactness'].values()) < 1e-5 and set(res['heads']['rule']) == {rule} and len(res['heads']) == 4
     assert res['text'].shape[0] == 4 + len(pt.INTERVALS) - 1
+
+
+# fla's own cache API: `fla.models`' Cache (`past_key_values`) holds each layer's recurrent state and its short convolutions'
+# last inputs. On a CPU its Triton code is answered as above, plus what a cached pass needs: the short convolution with a
+# cache (its last W inputs before the new ones; a single token updates it in place, as fla's step does), the state's layout
+# `state_v_first` honoured (fla's Gated DeltaNet and GLA keep [B,H,dv,dk]), and retention from a state (fla's own
+# `fused_recurrent_retention` is simple GLA with the fixed decay, so fla's simple-GLA reference answers it).
+if FLA is None:
+    @pytest.fixture
+    def fla_cache_on_cpu(fla_models_on_cpu, monkeypatch):
+        import fla.layers as FL
+        from fla.modules import ShortConvolution
+        from pavlovattn.families import fla_references
+        def conv(self, x, residual=None, mask=None, cache=None, output_final_state=False, cu_seqlens=None, **kw):
+            assert residual is None and mask is None and cu_seqlens is None
+            N, T, D = x.shape; W = self.weight.shape[-1]
+            xs = torch.cat([x.new_zeros(N, D, W) if cache is None else cache.to(x), x.transpose(1, 2)], -1)   # [N,D,W+T]: past W inputs, then x
+            y = F.conv1d(xs[..., 1:], self.weight, self.bias, groups=D).transpose(1, 2)
+            y = F.silu(y) if self.activation in ('silu', 'swish') else y
+            last = xs[..., -W:]
+            if T == 1 and not torch.is_grad_enabled():                  # fla's decode step: the cache updated in place, and returned
+                if cache is None: return y, last.clone()
+                cache.copy_(last); return y, cache
+            return y, (last.clone() if output_final_state else None)
+        monkeypatch.setattr(ShortConvolution, 'forward', conv)
+        simple = fla_references()['simple_gla']
+        def retention(q, k, v, initial_state=None, output_final_state=False, cu_seqlens=None, scale=None, **kw):
+            assert cu_seqlens is None
+            g = torch.log1p(-torch.exp2(-5.0 - torch.arange(q.shape[2], dtype=torch.float))).expand(q.shape[:3])
+            return simple(q, k, v, g, scale, initial_state, output_final_state)
+        def v_first(f):
+            def g(*a, state_v_first=False, initial_state=None, **kw):
+                t = (lambda S: S if S is None or not state_v_first else S.transpose(-1, -2).contiguous())
+                o, S = f(*a, initial_state=t(initial_state), **kw)
+                return o, t(S)
+            return g
+        for cls, (names, _) in pt.FLA_LAYERS.items():
+            mod = sys.modules[getattr(FL, cls).__module__]
+            for n in names:
+                if hasattr(mod, n): monkeypatch.setattr(mod, n, v_first(retention if n.endswith('retention') else getattr(mod, n)))
+
+@needs_fla
+@pytest.mark.parametrize('name, rule', FLA_MODELS)
+def test_fla_cached_decoding_equals_full_pass(fla_cache_on_cpu, name, rule):
+    "fla's models decoding from their own cache (`past_key_values`, fla's Cache): the first token, then one at a time, two sequences: every layer's reading and the logits equal the full uncached pass (1e-5, float32), and each cached state met on the way is the one our recurrence reaches (checked by `reading`)."
+    m = fla_model(name)
+    ids = torch.randint(0, 50, (2, 12), generator=torch.Generator().manual_seed(6))
+    full, step = pt.read_layers(m, ids), pt.read_layers(m, ids, cached=True)
+    assert type(m(input_ids=ids[:, :1], use_cache=True).past_key_values).__module__.startswith('fla.')
+    assert full.keys() == step.keys() and len(full) == 3
+    assert pt.rel_error(step['logits'], full['logits']) < 1e-5
+    for n, r in full.items():
+        if n == 'logits': continue
+        s = step[n]; assert s.rule == rule
+        for f in ('q', 'k', 'v', 'beta', 'gamma', 'core'):
+            assert pt.rel_error(getattr(s, f), getattr(r, f)) < 1e-5, (name, n, f)
+        assert pt.rel_error(pt.replay(s), s.core) < 1e-5
+
+@needs_fla
+def test_fla_generate_is_read_whole(fla_cache_on_cpu):
+    "fla's `generate` (greedy, its own cache): one reading covers the prompt and every generated token fed back, and equals a full pass over them."
+    m = fla_model('GatedDeltaNet')
+    ids = torch.randint(0, 50, (1, 9), generator=torch.Generator().manual_seed(7))
+    with torch.no_grad(), pt.reading(m) as r:
+        out = m.generate(input_ids=ids, max_new_tokens=5, do_sample=False, use_cache=True)
+    assert out.shape == (1, 14)
+    full = pt.read_layers(m, out[:, :-1])                               # the last generated token is never fed back
+    for n, s in r.layers.items():
+        assert s.k.shape[1] == 13
+        for f in ('q', 'k', 'v', 'beta', 'gamma', 'core'):
+            assert pt.rel_error(getattr(s, f), getattr(full[n], f)) < 1e-5, (n, f)
