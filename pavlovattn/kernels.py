@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'available', 'mix64', 'stream_keys']
+__all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'available', 'mix64', 'stream_keys']
 
 # %% ../nbs/00b_kernels.ipynb #340436da
 try: import numba
@@ -195,6 +195,55 @@ def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the tria
     var = (a2 - a1 * a1 / max(B, 1)) / max(B - 1, 1)
     return ps, cnt, Sf, ref + a1 / max(B, 1), np.sqrt(np.maximum(var, 0.0))
 
+# %% ../nbs/00b_kernels.ipynb #ev000002
+@_jit(nogil=True)
+def _events(W, n_out, cp, ci, op, oi, rep, alpha, b1, b2, lam, act, tgt, rate):
+    "Events e in turn, `rep[e]` times each: every outcome column j < n_out of `W` [cues, outcomes] learns from cues ci[cp[e]:cp[e+1]], target lam on outcomes oi[op[e]:op[e+1]]."
+    for j in range(n_out): tgt[j] = 0.0; rate[j] = b2
+    for e in range(len(cp) - 1):
+        for i in range(op[e], op[e + 1]): tgt[oi[i]] = lam; rate[oi[i]] = b1
+        for r in range(rep[e]):
+            for j in range(n_out): act[j] = 0.0
+            for i in range(cp[e], cp[e + 1]):
+                for j in range(n_out): act[j] += W[ci[i], j]
+            for j in range(n_out): act[j] = rate[j] * (tgt[j] - act[j])       # the error times the outcome's rate
+            for i in range(cp[e], cp[e + 1]):
+                a = alpha[ci[i]]
+                for j in range(n_out): W[ci[i], j] += a * act[j]
+        for i in range(op[e], op[e + 1]): tgt[oi[i]] = 0.0; rate[oi[i]] = b2
+
+def delta_events(W,               # `[cues, outcomes]` float64, C-contiguous: the weights, updated in place
+                 cue_ptr,         # `[E+1]` integers: event e's cues are `cue_idx[cue_ptr[e]:cue_ptr[e+1]]`
+                 cue_idx,         # integer rows of `W`, no row twice in one event
+                 out_ptr,         # `[E+1]` integers: event e's outcomes are `out_idx[out_ptr[e]:out_ptr[e+1]]`
+                 out_idx,         # integer columns of `W` (< `n_outcomes`), no column twice in one event
+                 alpha,           # `[cues]` salience of each cue (or one number for all)
+                 betas=(0.1, 0.1),# (β₁, β₂): the rate of an outcome that is present, of one that is absent
+                 lam:float=1.0,   # λ: the target of a present outcome (an absent one's is 0)
+                 repeat=None,     # `[E]` how many times in a row each event happens (default once)
+                 n_outcomes:int|None=None, # the columns that learn (default all); later ones are outcomes not seen yet and stay 0
+                ) -> np.ndarray:  # `W`
+    "Rescorla–Wagner's delta write of a chunk of events into the weights `W` of every cue to every outcome, all outcomes at once (compiled with numba; the same loop in Python without it)."
+    if not (isinstance(W, np.ndarray) and W.dtype == np.float64 and W.ndim == 2 and W.flags.c_contiguous and W.flags.writeable):
+        raise ValueError('W must be a writeable C-contiguous float64 array [cues, outcomes]')
+    n_out = W.shape[1] if n_outcomes is None else int(n_outcomes)
+    if not 0 <= n_out <= W.shape[1]: raise ValueError(f'n_outcomes must lie in 0..{W.shape[1]}; got {n_outcomes}')
+    i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)
+    cp, ci, op, oi = i64(cue_ptr), i64(cue_idx), i64(out_ptr), i64(out_idx)
+    E = len(cp) - 1
+    if E < 0 or len(op) != E + 1 or cp[0] != 0 or op[0] != 0 or cp[-1] != len(ci) or op[-1] != len(oi) or (np.diff(cp) < 0).any() or (np.diff(op) < 0).any():
+        raise ValueError('cue_ptr and out_ptr must be non-decreasing offsets from 0 to len(cue_idx) and len(out_idx), one more than the events')
+    if len(ci) and (ci.min() < 0 or ci.max() >= W.shape[0]): raise ValueError(f'cue indices must lie in 0..{W.shape[0] - 1}')
+    if len(oi) and (oi.min() < 0 or oi.max() >= n_out): raise ValueError(f'outcome indices must lie in 0..{n_out - 1}')
+    rep = np.ones(E, np.int64) if repeat is None else i64(repeat)
+    if len(rep) != E or (len(rep) and rep.min() < 0): raise ValueError('repeat must give a count >= 0 for every event')
+    al = np.ascontiguousarray(np.broadcast_to(np.asarray(alpha, dtype=np.float64), (W.shape[0],)))
+    b1, b2, lam = float(betas[0]), float(betas[1]), float(lam)
+    if not all(np.isfinite(x) for x in (b1, b2, lam)) or not np.isfinite(al).all(): raise ValueError('alpha, betas and lam must be finite')
+    _events(W, n_out, cp, ci, op, oi, rep, al, b1, b2, lam, np.empty(n_out), np.empty(n_out), np.empty(n_out))
+    return W
+
+
 # %% ../nbs/00b_kernels.ipynb #c14369f8
 import functools, os, sys
 
@@ -231,4 +280,4 @@ def _cache_guard(fn):
             return fn(*args, **kw)
     return guarded
 
-shuffle_rows, summary_row = _cache_guard(shuffle_rows), _cache_guard(summary_row)
+shuffle_rows, summary_row, delta_events = _cache_guard(shuffle_rows), _cache_guard(summary_row), _cache_guard(delta_events)
