@@ -373,15 +373,16 @@ def same_at_defaults(batch:Batch, rules=None, tol:float=1e-12) -> list:
 def compare(M,                   # `[E, F]` per-experiment scores (DataFrame: families as columns)
             n:int=10_000, seed:int=0, level:float=0.95,
            ) -> dict:
-    "The best column by mean, the runner-up, and for every other column the paired bootstrap interval of best minus it (over experiments); `separated`: the interval lies above 0."
+    "The best column by mean (with its bootstrap interval, `mean_ci`), the runner-up, and for every other column the paired bootstrap interval of best minus it (over experiments); `separated`: the interval lies above 0."
     import numpy as np
     cols = list(M.columns); A = M.to_numpy(float)
     order = sorted(range(len(cols)), key=lambda j: -A[:, j].mean())
     b = order[0]
     D = A[:, [b]] - A[:, order[1:]]
     m, lo, hi = bootstrap(D, n, seed, level)
+    _, blo, bhi = bootstrap(A[:, [b]], n, seed, level)                    # the best column's own mean, on the same resamples
     diffs = {cols[j]: dict(diff=float(m[i]), lo=float(lo[i]), hi=float(hi[i]), separated=bool(lo[i] > 0)) for i, j in enumerate(order[1:])}
-    return dict(best=cols[b], mean=float(A[:, b].mean()), runner_up=cols[order[1]] if len(order) > 1 else None,
+    return dict(best=cols[b], mean=float(A[:, b].mean()), mean_ci=[float(blo[0]), float(bhi[0])], runner_up=cols[order[1]] if len(order) > 1 else None,
                 margin=diffs[cols[order[1]]] if len(order) > 1 else None, against=diffs,
                 not_separated=[c for c, d in diffs.items() if not d['separated']], n_experiments=len(A), level=level, resamples=n, seed=seed)
 

@@ -405,9 +405,12 @@ def _animal_args(p, fitting=False):
     if fitting:
         p.add_argument('--joint', action='store_true', help='one parameter set for all experiments (default: one per experiment)')
         p.add_argument('--held-out', nargs='+', default=[], metavar='ID', help='with --joint: experiments left out of the fit, scored with its parameters')
-        p.add_argument('--steps', type=_number(int, name='steps'), default=40, help='Adam steps per restart (default 40)')
-        p.add_argument('--restarts', type=_number(int, name='restarts'), default=2, help='random starts (default 2)')
-        p.add_argument('--lr', type=_number(lo=0, lo_open=True, name='lr'), default=0.1, help="Adam's learning rate (default 0.1)")
+        p.add_argument('--cv', action='store_true', help="leave one experiment out: the joint fit by grid search over the family's own parameters "
+                       "(the animal page's grid), each experiment scored at the fit on the others; the mean scores and the fit's parameters "
+                       "with 95%% bootstrap intervals over experiments (not with --joint, --held-out, --steps, --restarts, --lr)")
+        p.add_argument('--steps', type=_number(int, name='steps'), default=None, help='Adam steps per restart (default 40)')
+        p.add_argument('--restarts', type=_number(int, name='restarts'), default=None, help='random starts (default 2)')
+        p.add_argument('--lr', type=_number(lo=0, lo_open=True, name='lr'), default=None, help="Adam's learning rate (default 0.1)")
     else:
         p.add_argument('--beta', type=_number(name='beta'), default=0.1, help='write rate (default 0.1)')
         p.add_argument('--gamma', type=_number(name='gamma'), default=None, help="the family's gamma (default: its own)")
@@ -425,6 +428,14 @@ def _animal(a, cmd) -> int:
     for name, x, valid in (('rule', a.rule, _NAMES['page rule']),       # the families the animal-data page takes through
                             ('format', a.format, ('table', 'json'))):
         if x not in valid: raise UsageError(f"pavlovattn {cmd}: unknown {name} {x!r}; valid: {', '.join(valid)}")
+    twice = sorted({i for i in a.only or [] if a.only.count(i) > 1})
+    if twice: raise UsageError(f"pavlovattn {cmd}: --only names {', '.join(twice)} more than once")
+    if cmd == 'fit':
+        if a.cv:                                                         # a grid search that leaves out every experiment in turn
+            given = [f'--{n}' for n in ('joint', 'held_out', 'steps', 'restarts', 'lr') if getattr(a, n) not in (None, False, [])]
+            if given: raise UsageError(f"pavlovattn fit: --cv searches a grid (no gradient steps) and leaves out each experiment in turn; drop {', '.join(g.replace('_', '-') for g in given)}")
+        for n, d in (('steps', 40), ('restarts', 2), ('lr', 0.1)):
+            if getattr(a, n) is None: setattr(a, n, d)
     for name in ('subjects', 'steps', 'restarts'):
         if getattr(a, name, 1) < 1: raise UsageError(f'pavlovattn {cmd}: --{name.replace("_", "-")} must be at least 1; got {getattr(a, name)}')
         top = CEILINGS[name] if not a.no_ceiling else 2**31 - 1
@@ -435,6 +446,15 @@ def _animal(a, cmd) -> int:
     try:
         if cmd == 'score':
             res = animal.score(a.rule, ids=a.only, beta=a.beta, gamma=a.gamma, tau=a.tau, subjects=a.subjects, seed=a.seed, device=a.device)
+        elif a.cv:
+            if a.only is not None and len(a.only) < 2: raise ValueError('leave-one-experiment-out needs at least two experiments')
+            b = animal.compile_batch(animal.select(a.only), a.subjects, a.seed, device=a.device)
+            res = animal.cross_validate(a.rule, batch=b, grid=animal.cv_grid(a.rule, b), subjects=a.subjects, seed=a.seed)
+            S = animal.summarize({a.rule: res})                         # 95% percentile bootstrap over experiments, 10,000 resamples, seed 0
+            res['summary'] = {k: None if not S[f'{k} n'].iloc[0] else dict(mean=float(S[f'mean {k}'].iloc[0]), lo=float(S[f'{k} lo'].iloc[0]),
+                              hi=float(S[f'{k} hi'].iloc[0]), n=int(S[f'{k} n'].iloc[0]), undefined=int(S[f'{k} undefined'].iloc[0]))
+                              for k in ('ordinal', 'r', 'sign')} | dict(level=0.95, resamples=10_000, seed=0)
+            res['param_intervals'] = {k: dict(fit=v, lo=lo, hi=hi) for k, (v, lo, hi) in animal.param_intervals(res).items()} | dict(level=0.95, resamples=1_000, seed=0)
         else:
             if a.held_out and not a.joint: raise ValueError('--held-out needs --joint')
             known = set(a.only or [e.id for e in animal.experiments()])
@@ -451,12 +471,21 @@ def _animal(a, cmd) -> int:
         fit = f"sign={f(e['sign']):>5}" if e.get('r') is None and e.get('sign') is not None else f"r={f(e['r']):>6}"   # two points: their sign, not r
         print(f"{e['id']:<28} {fit:<10}  ordinal={f(e['ordinal']):>5}  {par}  ({e['citation']})")
     for e in res['not_expressible']: print(f"{e['id']:<28} not expressible ({e['citation']})")
+    if 'summary' in res:                                                 # --cv: the held-out scores' means and the fit, with their intervals
+        S = res['summary']
+        for k, what in (('ordinal', 'mean ordinal agreement'), ('r', 'mean r (3+ points)'), ('sign', 'mean sign agreement (2 points)')):
+            if S[k]: print(f"{what:<32} {S[k]['mean']:.3f} [{S[k]['lo']:.3f}, {S[k]['hi']:.3f}] over {S[k]['n']} experiment{'s' * (S[k]['n'] != 1)} ({S[k]['undefined']} undefined, counted at chance)")
+        P = {k: v for k, v in res['param_intervals'].items() if isinstance(v, dict)}
+        print(f"{'fit on all experiments':<32} " + ', '.join(f"{k}={v['fit']:.3g} [{v['lo']:.3g}, {v['hi']:.3g}]" for k, v in P.items())
+              + f" ({len(res['grid'])}-point grid)")
+        print('held out: each experiment scored at the fit on the others; [ ]: 95% percentile bootstrap over experiments '
+              '(means: 10,000 resamples; the fit: 1,000 refits; seed 0)')
     return 0
 
 @subcommand('score', 'score one family on the classic experiments (published group means): Pearson r and ordinal agreement')(_animal_args)
 def _score(a) -> int: return _animal(a, 'score')
 
-@subcommand('fit', "fit one family's parameters to the classic experiments by gradient, per experiment or jointly")(lambda p: _animal_args(p, fitting=True))
+@subcommand('fit', "fit one family's parameters to the classic experiments by gradient, per experiment or jointly, or cross-validated leaving one experiment out (--cv)")(lambda p: _animal_args(p, fitting=True))
 def _fit(a) -> int: return _animal(a, 'fit')
 
 # %% ../nbs/10_cli.ipynb #a9911c37

@@ -302,6 +302,8 @@ def test_bootstrap_seeded_paired_and_by_hand():
     assert d['best'] == 'x' and d['runner_up'] == 'y' and d['mean'] == pytest.approx(0.55)
     assert (d['margin']['diff'], d['margin']['lo'], d['margin']['hi']) == pytest.approx((0.05, dlo[0], dhi[0]))
     assert d['margin']['separated'] is False and d['not_separated'] == ['y']
+    _, xlo, xhi = bootstrap(A[:, [0]], n=4000, seed=3)                                # the best column's own mean, its interval
+    assert d['mean_ci'] == pytest.approx([xlo[0], xhi[0]]) and xlo[0] < d['mean'] < xhi[0]
 
 
 def test_identical_at_defaults_shown_once_and_fitted_apart():
@@ -363,6 +365,7 @@ def test_best_family_claim_runs_in_reproduce():
     d = row['data']
     assert d['best'] == 'delta' and d['identical'] == ['delta', 'gated-delta', 'channel-gate']
     assert d['ci'][0] <= d['margin']['diff'] <= d['ci'][1] and (row['verdict'] == 'pass') == (d['ci'][0] > 0)
+    assert d['mean_ci'][0] <= d['mean'] <= d['mean_ci'][1]                          # the best family's mean, with its interval
     from pavlovattn.animal import REGISTERED_EXPERIMENTS
     assert d['n_experiments'] == len(REGISTERED_EXPERIMENTS) == 27 < len(select())   # the set registered with the claim, not the five written since
 
@@ -412,3 +415,30 @@ def test_ccnlab_design_by_hand_and_refusals():
     with pytest.raises(ValueError, match='has a probe'): timestep_values('10A+ | #A')
     with pytest.raises(ValueError, match='max_steps'): timestep_values('100{A 0-9, US 9}', max_steps=999)
 
+
+
+def test_cli_fit_cv_is_leave_one_out_with_intervals():
+    "`pavlovattn fit --cv`: the held-out scores are cross_validate's on the page's grid; the mean ordinal agreement and its interval are the plain mean and the seeded percentile bootstrap over experiments; bad combinations are one line, exit 2."
+    import numpy as np
+    from pavlovattn.animal import cross_validate, cv_grid
+    ids = ['overexpectation', 'renewal', 'extinction_partial']
+    p = _cli('fit', '--cv', '--rule', 'delta', '--only', *ids, '--format', 'json')
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    b = compile_batch(select(ids))
+    cv = cross_validate('delta', batch=b, grid=cv_grid('delta', b))
+    assert res['fold_params'] == cv['fold_params'] and [e['id'] for e in res['experiments']] == ids and all(e['held_out'] for e in res['experiments'])
+    o = np.array([0.5 if e['ordinal'] is None else e['ordinal'] for e in cv['experiments']])
+    idx = np.random.default_rng(0).integers(0, 3, size=(10_000, 3))
+    lo, hi = np.quantile(o[idx].mean(1), [0.025, 0.975])
+    s = res['summary']['ordinal']
+    assert (s['mean'], s['lo'], s['hi'], s['n']) == pytest.approx((o.mean(), lo, hi, 3), abs=1e-12)
+    assert res['summary']['sign']['n'] == 1 and res['summary']['r']['n'] == 2             # renewal has two points: scored by sign
+    pi = res['param_intervals']['beta']
+    assert pi['fit'] == cv['params']['beta'] and pi['lo'] <= pi['fit'] <= pi['hi']
+    t = _cli('fit', '--cv', '--only', *ids)
+    assert t.returncode == 0 and f"mean ordinal agreement           {o.mean():.3f} [{lo:.3f}, {hi:.3f}] over 3 experiments" in t.stdout, t.stdout
+    for argv, why in ((['--steps', '5'], 'drop --steps'), (['--joint'], 'drop --joint'), (['--held-out', 'renewal'], 'drop --held-out'),
+                      (['--only', 'renewal'], 'needs at least two experiments'), (['--only', 'renewal', 'renewal'], 'more than once')):
+        q = _cli('fit', '--cv', *argv)
+        assert q.returncode == 2 and why in q.stderr and len(q.stderr.strip().splitlines()) == 1 and 'Traceback' not in q.stderr, (argv, q.stderr)

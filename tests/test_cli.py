@@ -26,7 +26,7 @@ def test_import_loads_no_heavy_module():
 
 @pytest.mark.parametrize('argv, shows', [
     (['--help'], 'usage: pavlovattn'), (['run', '--help'], '--rule RULE'), (['reproduce', '--help'], '--only ID'),
-    (['score', '--help'], '--rule RULE'), (['fit', '--help'], '--held-out'), (['--version'], 'pavlovattn '),
+    (['score', '--help'], '--rule RULE'), (['fit', '--help'], '--held-out'), (['fit', '--help'], '--cv'), (['--version'], 'pavlovattn '),
 ])
 def test_help_and_version_answer_without_torch(argv, shows):
     rc, out, heavy, secs = loaded_after(argv)
