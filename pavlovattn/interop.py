@@ -11,7 +11,7 @@ from .designs import parse_design, simulate, calmr_parameters, Design, DesignErr
 # %% auto #0
 __all__ = ['READ_LIMIT', 'LINE_LIMIT', 'PALMS_DEFAULTS', 'TIDY_COLUMNS', 'CALMR_RESULT_COLUMNS', 'RESULT_LAYOUTS', 'read_calmr',
            'write_calmr', 'check_calmr_fixture', 'read_palms', 'write_palms', 'read_pyndl_events', 'read_pyndl',
-           'write_pyndl', 'tidy', 'calmr_results', 'write_results', 'write_tidy']
+           'write_pyndl', 'learn_pyndl', 'tidy', 'calmr_results', 'write_results', 'write_tidy']
 
 # %% ../nbs/15_interop.ipynb #i0000031
 READ_LIMIT = 256 << 20    # bytes read from a FIFO or a device given as a file (a regular file is read whole, line by line)
@@ -354,10 +354,8 @@ def _pyndl_cue(tok:str, where:str, rename) -> str:
                           else f'{where}: empty cue name (two "_" in a row, or no cues)')
     return name if len(name) == 1 and 'A' <= name <= 'Z' else f'({name})'
 
-def read_pyndl_events(path,          # a pyndl event file: header line, then `cues<TAB>outcomes[<TAB>frequency]` per line; gzip or plain
-                     ) -> list:      # [(cues, outcomes, frequency, line)]
-    "The events of a pyndl event file, as pyndl's `events_from_file` reads them (first line skipped as the header; `_` joins names; an empty outcome field is an event without outcomes)."
-    out = []
+def _pyndl_events(path):
+    "The events of a pyndl event file one at a time, `(cues, outcomes, frequency, line)`: the one parser behind `read_pyndl_events`, `read_pyndl` and `learn_pyndl`."
     with _open_text(path) as f:
         for n, line in enumerate(f, 1):
             if n == 1: continue                                  # the header (pyndl skips it, whatever it says)
@@ -370,8 +368,12 @@ def read_pyndl_events(path,          # a pyndl event file: header line, then `cu
                 if not e[2].strip().isascii() or not e[2].strip().isdigit(): raise DesignError(f'{path}, line {n}: frequency {e[2]!r} is not a whole number')
                 freq = int(e[2])
                 if freq > MAX_COUNT: raise DesignError(f'{path}, line {n}: frequency {e[2].strip()[:20]}{"..." * (len(e[2].strip()) > 20)} is more than {MAX_COUNT:,} repeats of one event')
-            out.append((e[0].split('_'), [o for o in e[1].split('_')] if e[1] else [], freq, n))
-    return out
+            yield e[0].split('_'), (e[1].split('_') if e[1] else []), freq, n
+
+def read_pyndl_events(path,          # a pyndl event file: header line, then `cues<TAB>outcomes[<TAB>frequency]` per line; gzip or plain
+                     ) -> list:      # [(cues, outcomes, frequency, line)]
+    "The events of a pyndl event file, as pyndl's `events_from_file` reads them (first line skipped as the header; `_` joins names; an empty outcome field is an event without outcomes)."
+    return list(_pyndl_events(path))
 
 def read_pyndl(path,                 # a pyndl event file (gzip or plain)
                outcome:str|None=None,# the outcome whose presence makes an event `+` (default: the file's only outcome)
@@ -427,6 +429,63 @@ def write_pyndl(design,              # a design string (native or calmr dialect)
     body = [f'{c}\t{o}' + (f'\t{k}' if frequency else '') for (c, o), k in rows for _ in range(1 if frequency else k)]
     _atomic_write(path, '\n'.join([head] + body) + '\n')
     return path
+
+# %% ../nbs/15_interop.ipynb #pn000001
+def learn_pyndl(path,                   # a pyndl event file (gzip or plain)
+                alpha=0.1,              # salience: one number for every cue, or {cue: α} naming every cue
+                betas=(0.1, 0.1),       # (β₁, β₂): the rate of an outcome that is present, of one that is absent
+                lambda_:float=1.0,      # λ: the target of a present outcome
+                chunk:int=1 << 16,      # events per call of the compiled kernel (memory: one chunk's cue and outcome indices)
+               ):                       # `pandas.DataFrame` outcomes × cues (in order of first appearance), as pyndl's `ndl` returns them
+    "Learn every outcome of a pyndl event file in one pass, as pyndl's `ndl` does: the events stream in chunks into the delta write (`kernels.delta_events`); memory is the weights (cues × outcomes) and one chunk, however many events."
+    import pandas as pd
+    from pavlovattn.core import check_memory, NonFiniteError
+    from pavlovattn.kernels import delta_events
+    b = tuple(float(x) for x in betas) if isinstance(betas, (tuple, list)) and len(betas) == 2 else None
+    if b is None or not all(map(math.isfinite, b)): raise ValueError(f'betas must be two finite numbers (β₁, β₂); got {betas!r}')
+    lam, per, chunk = float(lambda_), isinstance(alpha, dict), int(chunk)
+    if not math.isfinite(lam): raise ValueError(f'lambda_ must be a finite number; got {lambda_!r}')
+    if chunk < 1: raise ValueError(f'chunk must be a positive number of events; got {chunk}')
+    a_of = (lambda x: alpha[x]) if per else (lambda x: alpha)
+    maps, al, W, n_ev = ({}, {}), [], np.zeros((64, 8)), 0           # names -> rows (cues) and columns (outcomes), in order of first appearance
+
+    def learn(cp, ci, op, oi, rep):                                  # W grows (doubling) as cues and outcomes appear, its size checked first
+        nonlocal W
+        r, c = W.shape
+        while r < len(maps[0]): r *= 2
+        while c < len(maps[1]): c *= 2
+        if (r, c) != W.shape:
+            check_memory(8.0 * (r * c + W.size), f'the weights of {len(maps[0]):,} cues x {len(maps[1]):,} outcomes of {path}')
+            new = np.zeros((r, c)); new[:W.shape[0], :W.shape[1]] = W; W = new
+        delta_events(W, cp, ci, op, oi, np.array(al + [0.0] * (r - len(al))), b, lam, rep, len(maps[1]))
+
+    cp, ci, op, oi, rep = [0], [], [0], [], []
+    for cues, outs, freq, n in _pyndl_events(path):
+        if freq == 0: continue
+        for names, m, idx, kind in ((cues, maps[0], ci, 'cue'), (outs, maps[1], oi, 'outcome')):
+            if len(set(names)) != len(names):
+                raise DesignError(f'{path}, line {n}: {"a cue" if kind == "cue" else "an outcome"} appears twice in one event ({"_".join(names)}); pyndl refuses it too')
+            for x in names:
+                j = m.get(x)
+                if j is None:
+                    if not x: raise DesignError(f'{path}, line {n}: empty {kind} name (two "_" in a row{", or no cues" if kind == "cue" else ""})')
+                    if kind == 'cue':
+                        try: al.append(float(a_of(x)))
+                        except KeyError: raise DesignError(f'{path}, line {n}: cue {x!r} has no alpha (alpha= names {len(alpha)} cues)') from None
+                        if not math.isfinite(al[-1]): raise ValueError(f'alpha of cue {x!r} must be a finite number; got {a_of(x)!r}')
+                    j = m[x] = len(m)
+                idx.append(j)
+        cp.append(len(ci)); op.append(len(oi)); rep.append(freq); n_ev += freq
+        if len(rep) == chunk: learn(cp, ci, op, oi, rep); cp, ci, op, oi, rep = [0], [], [0], [], []
+    if rep: learn(cp, ci, op, oi, rep)
+    if not n_ev: raise DesignError(f'{path}: every event has frequency 0' if maps[0] else f'{path}: no events after the header')
+    w = W[:len(maps[0]), :len(maps[1])]
+    if not np.isfinite(w).all():
+        raise NonFiniteError(f'the weights learnt from {path} overflowed (NaN or inf): beta * (sum of the alphas of an event\'s cues) above 2 diverges; lower alpha or betas')
+    out = pd.DataFrame(w.T.copy(), index=pd.Index(list(maps[1]), name='outcomes'), columns=pd.Index(list(maps[0]), name='cues'))
+    out.attrs.update(events=n_ev, alpha='per cue' if per else float(alpha), betas=b, lambda_=lam)
+    return out
+
 
 # %% ../nbs/15_interop.ipynb #i0000022
 TIDY_COLUMNS = ('group', 'phase', 'trial', 'trial_type', 'cue', 'statistic', 'value')
