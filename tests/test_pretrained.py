@@ -88,7 +88,7 @@ def test_reading_refuses_a_cache_it_did_not_see():
                 m(input_ids=a[:, :1], past_key_values=out.past_key_values, use_cache=True)
 
 
-# fla's own model classes (package flash-linear-attention; CI does not install it): their layers' Triton calls answered by fla's
+# fla's own model classes (package flash-linear-attention, in the dev extra with Triton to import it, so CI runs these): their layers' Triton calls answered by fla's
 # torch references, through the layers' fixture of tests/test_fla_layers.py; the MLP's SwiGLU and GLA's output
 # gate (Triton) by their torch forms (both after the recurrence); RetNet's rotary embedding and retention by fla's torch references.
 def _fla_missing():
@@ -96,7 +96,7 @@ def _fla_missing():
     except Exception as e: return f'{type(e).__name__}: {e}'.splitlines()[0]
 
 FLA = _fla_missing()
-needs_fla = pytest.mark.skipif(FLA is not None, reason=f"fla's model classes do not import here ({FLA}); pip install -e '.[fla]'")
+needs_fla = pytest.mark.skipif(FLA is not None, reason=f"fla's model classes do not import here ({FLA}); pip install -e '.[dev]' (or '.[fla]')")
 if FLA is None:
     sys.path.insert(0, os.path.dirname(__file__))
     from test_fla_layers import fla_on_cpu   # noqa: F401  (the fixture)
