@@ -509,7 +509,9 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         if x is None: return None
         if pad: x = torch.cat([x, x.new_zeros((B, pad) + x.shape[2:])], 1)
         s = x.shape[3:]
-        return x.reshape(B, N, C, H, *s).permute(1, 0, 3, 2, *range(4, 4 + len(s))).reshape(N, BH, C, *s)
+        return x.reshape(B, N, C, H, *s).permute(1, 0, 3, 2, *range(4, 4 + len(s))).reshape(N, BH, C, *s).contiguous()   # (with one
+                                                                          # head the reshape is a strided view, and every segment and
+                                                                          # its gradient would be copied again)
     R, V, Bt = cm(r), cm(v), cm(b); Wk = R if w is r else cm(w)
     Qs = ([q[..., None, :]] if nq else []) + ([probes[:, None].expand(B, T, H, nP, dk)] if probes is not None else [])
     Q = cm(Qs[0] if len(Qs) == 1 else torch.cat(Qs, -2)) if Qs else None   # every query read after the write: [N, BH, C, nQ, dk]
@@ -545,7 +547,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
             Wd = bR if G is None else eG(bR, G)
             if grad:
                 sol = torch.linalg.solve_triangular(A, torch.cat([U, Wd], -1), upper=False, unitriangular=True)
-                U, Wd = sol[..., :dv], sol[..., dv:]
+                U, Wd = sol.split([dv, dk], -1)                             # (slices' gradients: a zero-filled copy each)
             else:
                 for X in (U, Wd): torch.linalg.solve_triangular(A, X, upper=False, unitriangular=True, out=X)
         Wend = Ws if G is None else eG(Ws, Gc[:, None] - G)               # write keys decayed to the chunk's end
@@ -595,17 +597,20 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
             read(_pair(Rs, Ws, Gp, G, -1, channel), eG(Rs, Gp), Pb, preds, dv)
         if Q is not None:                                                 # outputs and probes: query t, write s <= t
             Qc = fl(Qp)
-            Pq = [_pair(Qc[..., j, :], Ws, G, G, 0, channel) for j in range(nQ)]
+            Pq = [_pair(x, Ws, G, G, 0, channel) for x in ((Qc.view(M, C, dk),) if nQ == 1 else Qc.unbind(-2))]   # (not Qc[..., j, :]:
+                                                                  # a selection's gradient is a zero-filled copy of the whole)
             Pq = Pq[0][..., None, :] if nQ == 1 else torch.stack(Pq, -2)   # [M, C, nQ, C]
             Qg = Qc if G is None else Qc * (G.exp()[..., None, :] if channel else G.exp()[..., None, None])
             read(Pq.reshape(M, C * nQ, C), Qg.reshape(M, C * nQ, dk), Ob, outs, nQ, dv)
     S = s.transpose(-1, -2).reshape(B, H, dv, dk).contiguous()
     def back(buf, parts, *sh):                                            # chunk-major [N, BH, C, *sh] -> [B, T, H, *sh]
         x = buf if buf is not None else parts[0] if len(parts) == 1 else torch.cat(parts, 0)
-        return x.view(N, B, H, C, *sh).permute(1, 0, 3, 2, *range(4, 4 + len(sh))).reshape(B, N * C, H, *sh)[:, :T]
+        x = x.view(N, B, H, C, *sh).permute(1, 0, 3, 2, *range(4, 4 + len(sh))).reshape(B, N * C, H, *sh)
+        return x[:, :T] if pad else x                                     # (a slice's gradient is a zero-filled copy: only if padded)
     pred = back(Pb, preds, dv) if reads is True else None
-    O = back(Ob, outs, nQ, dv) if Q is not None else None
-    return pred, O[..., 0, :] if nq else None, S, O[..., int(nq):, :] if probes is not None else None
+    if probes is None: return pred, back(Ob, outs, dv) if nq else None, S, None   # one query: its axis dropped as a view
+    O = back(Ob, outs, nQ, dv)
+    return pred, O[..., 0, :] if nq else None, S, O[..., int(nq):, :]
 
 # %% ../nbs/00c_families.ipynb #9a6d5e88
 def _ratio(x):
