@@ -29,6 +29,7 @@ class Row(NamedTuple):
     closed: Callable|None = None   # (fam, params) -> (x, y) from the family's own closed forms; raises ValueError where it has none
     page: str = ''           # the page whose protocol and design it runs
     measure: Callable|None = None  # instead of a contrast: (fam, params) -> (value, ci_low, ci_high, note), e.g. a fitted exponent
+    fixes: tuple = ()        # the card's parameters ('beta', 'gamma') its protocol fixes: a card that sets them says so on this row
 
     @property
     def name(self) -> str:
@@ -40,24 +41,24 @@ class Row(NamedTuple):
         p = self.phenomenon.predicted.get(model)
         return None if p is None else p[self.contrast]
 
-def _own(title, run, predicted, closed=None, measure=None, page='this page'):
+def _own(title, run, predicted, closed=None, measure=None, page='this page', fixes=()):
     "A row of this page: a phenomenon run by its own protocol (no design string), one contrast."
     return Row(Phenomenon(title, None, ((None, None, title),), {m: (p,) for m, p in predicted.items() if p is not None}), 0, run, True,
-               closed, page, measure)
+               closed, page, measure, fixes)
 
 
 # %% ../nbs/16_battery.ipynb #474f83f7
 def _dissociation_row(ph):
-    "A row of the dissociation page: its phenomenon, run under the page's protocol (randomised orders, beta = 0.1)."
+    "A row of the dissociation page: its phenomenon, run under the page's protocol (randomised orders, beta = 0.1 unless the card sets one)."
     def run(fam, p):
-        opts = dict(beta=0.1, subjects=p['subjects'], seed=p['seed'], device=p['device'], **ph.options)
+        opts = dict(beta=_beta(p, 0.1), subjects=p['subjects'], seed=p['seed'], device=p['device'], **ph.options)
         if 'gamma' in fam.params: opts['gamma'] = p['gamma'] if p['gamma'] is not None else protocol(fam.name).get('gamma')
         return ph.read(run_design(ph.design, rule=fam, **opts))
     return Row(ph, 0, run, False, page='cue-competition dissociation')
 
 def _beyond_row(ph, i):
     "Contrast `i` of a phenomenon of the beyond-Rescorla–Wagner page (blocked, deterministic), with its closed form from the family."
-    params = lambda p: {**beyond.PARAMS, **({'gamma': p['gamma']} if p['gamma'] is not None else {})}   # the page's protocol
+    params = lambda p: {**beyond.PARAMS, **{n: p[n] for n in ('beta', 'gamma') if p.get(n) is not None}}   # the page's protocol, the card's β, γ
     def run(fam, p):
         x, y = ph.read(beyond.probe_means(ph.design, fam.name, **params(p), device=p['device']), i)
         return torch.tensor([x], dtype=torch.float64), torch.tensor([y], dtype=torch.float64)
@@ -70,6 +71,10 @@ def _beyond_row(ph, i):
 # %% ../nbs/16_battery.ipynb #a37d9fc9
 N_ACQ, N_EXT, RETENTION, BETA = 30, 30, 50, 0.2   # this page's own rows, fixed before measuring: trials, empty steps, write rate
 
+def _beta(p, default):
+    "The β of a run: the card's, else the row's protocol's `default`."
+    return default if p.get('beta') is None else float(p['beta'])
+
 def _gamma(fam, p):
     "The γ of a run: the one asked for, else the family's own; None for a family without one."
     return (fam.gamma_or_default(p['gamma']) if 'gamma' in fam.params else None)
@@ -79,12 +84,13 @@ def _one_key(fam, p, lams, retention=0):
     T = len(lams) + retention + 1
     k = torch.zeros(1, T, 1, 1, dtype=torch.float64); k[0, :len(lams)] = 1; k[0, -1] = 1
     v = torch.zeros(1, T, 1, 1, dtype=torch.float64); v[0, :len(lams), 0, 0] = torch.tensor(lams, dtype=torch.float64)
-    b = torch.full((1, T, 1), BETA, dtype=torch.float64); b[0, len(lams):] = 0
+    b = torch.full((1, T, 1), _beta(p, BETA), dtype=torch.float64); b[0, len(lams):] = 0
     g = _gamma(fam, p); opts = {} if g is None else {'gamma': float(g)}   # every step (the last one's forgetting comes after its read)
     return recur(k.to(p['device']), v.to(p['device']), rule=fam, beta=b.to(p['device']), **opts).pred[0, :, 0, 0].cpu()
 
-def _acq_closed(fam, p, n, lam, x0, phases=False, beta=BETA):
-    "The family's own acquisition closed form after `n` trials at rate `beta` (unit key) from `x0`, or its ValueError; a later phase (`phases`) also needs its `rest`."
+def _acq_closed(fam, p, n, lam, x0, phases=False, beta=None):
+    "The family's own acquisition closed form after `n` trials at rate `beta` (default: the card's, else `BETA`; unit key) from `x0`, or its ValueError; a later phase (`phases`) also needs its `rest`."
+    beta = _beta(p, BETA) if beta is None else beta
     if fam.acquisition is None or (phases and fam.rest is None):
         raise ValueError(f"the {fam.name} family gives no {'acquisition closed form' if fam.acquisition is None else 'rest factor'}"
                          + (", so its phases do not compose" if phases else ''))
@@ -132,7 +138,7 @@ _OWN = [
     _own('acquisition', _acq_run, {'rw': '>', 'contiguity': '>', 'exemplar': '>'}, _acq_cf),
     _own('extinction', _ext_run, {'rw': '<', 'contiguity': 'not >', 'exemplar': '<'}, _ext_cf),
     _own('spontaneous recovery', _sr_run, {'rw': 'not >', 'contiguity': 'not >', 'exemplar': 'not >'}, _sr_cf),
-    _own('repeated-key overwriting', _ow_run, {'rw': '0', 'contiguity': '>', 'exemplar': '>'}, _ow_cf),
+    _own('repeated-key overwriting', _ow_run, {'rw': '0', 'contiguity': '>', 'exemplar': '>'}, _ow_cf, fixes=('beta',)),   # rate 1: its question
 ]
 
 CAPACITY_D, CAPACITY_DRAWS = (16, 32, 64), 8   # reduced sizes (the capacity page: d up to 256 on a CPU, 8-32 draws per criterion)
@@ -146,7 +152,7 @@ def _capacity_row(criterion, title):
         return fit['slope'], fit['ci'][0], fit['ci'][1], (f"reduced sizes: d = {', '.join(map(str, CAPACITY_D))}, {CAPACITY_DRAWS} draws; "
                                                           f"N* = {', '.join(map(str, fit['n_star']))}; the paper's exponent for linear attention: "
                                                           f"{capacity.PAPER[criterion]}")
-    return _own(title, None, {}, measure=measure, page='memory capacity')
+    return _own(title, None, {}, measure=measure, page='memory capacity', fixes=('beta', 'gamma'))
 
 _OWN += [_capacity_row('accurate', 'capacity exponent (accurate retrieval)'),
          _capacity_row('identification', 'capacity exponent (identification)')]
@@ -158,6 +164,12 @@ ROWS = _OWN + [_dissociation_row(ph) for ph in dissociation.PHENOMENA.values()] 
 
 def _cell(ph, fam, p):
     "One row of a card: the effect with its CI, its direction, the closed-form check, the verdict against each model."
+    cell = _cell_of(ph, fam, p)
+    fixed = [n for n in ph.fixes if p.get(n) is not None]
+    if fixed: cell['note'] = '; '.join(filter(None, [cell['note'], f"its protocol fixes {' and '.join(fixed)}: the card's {' and '.join(f'{n} = {p[n]:g}' for n in fixed)} not applied here"]))
+    return cell
+
+def _cell_of(ph, fam, p):
     row = dict(phenomenon=ph.name, page=ph.page)
     if ph.measure is not None:                                            # a fitted quantity: its value and CI, no direction
         try: val, lo, hi, note = ph.measure(fam, p)
@@ -186,21 +198,28 @@ def _cell(ph, fam, p):
 def battery(rule,                  # a family: a name, a `Family`, or a file or module defining one
             subjects:int=500,      # subjects of the randomised rows
             seed:int=0,            # seeds the randomised orders and the overwriting row's key and values
-            gamma=None,            # the family's γ (default: each page's protocol, else the family's own)
+            gamma=None,            # the family's γ (default: each page's protocol, else the family's own); refused for a family without one
+            beta=None,             # the write rate β of every row whose protocol has one (default: each page's protocol)
             device='cpu',          # where the simulations run
             progress:bool=True,    # a progress bar over the phenomena
            ) -> pd.DataFrame:      # one row per phenomenon (the card); the family and settings in `.attrs`
     "Every phenomenon of the package on one family, with the pages' protocols: effect and CI, closed form where the family gives one, verdict against each conditioning model."
     fam = family(rule)
     if not (isinstance(subjects, int) and subjects >= 2): raise ValueError(f"subjects must be an integer >= 2 (the CI needs two); got {subjects!r}")
-    p = dict(subjects=subjects, seed=int(seed), gamma=gamma, device=str(device))
+    for n, x in (('beta', beta), ('gamma', gamma)):                       # the family says which it takes
+        if x is None: continue
+        if n not in fam.params: raise ValueError(f"the {fam.name} family takes no {n} (its parameters: {', '.join(fam.params)}); leave {n} unset")
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x): raise ValueError(f'{n} must be a finite number; got {x!r}')
+    if beta is not None and beta < 0: raise ValueError(f'beta must be >= 0 (a write rate); got {beta:g}')
+    if gamma is not None and not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
+    p = dict(subjects=subjects, seed=int(seed), beta=beta, gamma=gamma, device=str(device))
     bar = _progress(ROWS, progress, fam.name)
     rows = []
     for ph in bar:
         if hasattr(bar, 'set_postfix_str'): bar.set_postfix_str(ph.name)
         rows.append(_cell(ph, fam, p))
     df = pd.DataFrame(rows).set_index('phenomenon')
-    df.attrs.update(family=fam.name, model=fam.model, conditioning=fam.conditioning, subjects=subjects, seed=int(seed), gamma=gamma,
+    df.attrs.update(family=fam.name, model=fam.model, conditioning=fam.conditioning, subjects=subjects, seed=int(seed), beta=beta, gamma=gamma,
                     threshold=THRESHOLD, tol=TOL)
     return df
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'safe_line', 'note', 'checkout', 'root', 'CodeKind', 'code_kind',
-           'code_version', 'entry', 'source_fingerprint', 'fingerprint', 'atomic_write', 'sealed', 'write_json',
-           'read_json', 'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate',
-           'write_report']
+__all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'safe_line', 'note', 'checkout', 'root', 'numba_cache', 'CodeKind',
+           'code_kind', 'code_version', 'entry', 'source_fingerprint', 'fingerprint', 'atomic_write', 'sealed',
+           'write_json', 'read_json', 'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator',
+           'migrate', 'write_report']
 
 # %% ../nbs/00e_cache.ipynb #ec3a8e09
 CODE_VERSION = 'pavlovattn cache 3'   # the entry format (fields, hash): stored in every entry, and part of every kind's code version
@@ -48,6 +48,15 @@ def root(*parts:str) -> Path:
     elif (top := checkout()) is not None: base = top / '.cache' / 'pavlovattn'
     else: base = Path(os.environ.get('XDG_CACHE_HOME', '').strip() or Path.home() / '.cache') / 'pavlovattn'
     return base.joinpath(*parts)
+
+# %% ../nbs/00e_cache.ipynb #c0a1000b
+def numba_cache() -> str:
+    "Point numba's cache of compiled kernels at `root('numba')` unless the user chose a folder (`NUMBA_CACHE_DIR`); the folder numba uses."
+    own = os.environ.get('NUMBA_CACHE_DIR', '').strip()
+    if own: return own
+    d = str(root('numba')); os.environ['NUMBA_CACHE_DIR'] = d
+    if (nb := sys.modules.get('numba')) is not None: nb.config.CACHE_DIR = d   # imported first: its config has read the environment already
+    return d
 
 # %% ../nbs/00e_cache.ipynb #c0a10005
 @dataclass(frozen=True)

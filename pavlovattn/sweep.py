@@ -11,10 +11,10 @@ from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_vers
                               write_report, root, try_lock, unlock)
 
 # %% auto #0
-__all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks',
-           'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save', 'capacity_task',
-           'capacity_results', 'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task', 'train_task',
-           'claim_task', 'reproduce']
+__all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'RESOURCE_WAIT', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid',
+           'expand', 'tasks', 'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save',
+           'capacity_task', 'capacity_results', 'capacity_fit', 'battery_task', 'animal_fit_task', 'animal_score_task',
+           'train_task', 'claim_task', 'reproduce']
 
 # %% ../nbs/17_sweep.ipynb #5df4dc5b
 @dataclasses.dataclass(frozen=True)
@@ -219,6 +219,7 @@ class BackendError(ValueError):
 DASK_MISSING = "the Dask backend needs dask and distributed: pip install 'pavlovattn[dask]' (or: pip install 'dask[distributed]')"
 BACKENDS = ('inprocess', 'processes', 'dask')
 RETRIES = 3          # a task whose worker process dies is run again up to this many times (Dask: its own `allowed-failures`, also 3)
+RESOURCE_WAIT = 60.0 # seconds GPU tasks wait for a Dask worker offering the resource GPU before they fail (0 for a LocalCluster started here)
 
 
 # %% ../nbs/17_sweep.ipynb #90e3390f
@@ -231,6 +232,7 @@ class _InProcess:
     def submit(self, spec):
         f = concurrent.futures.Future(); f.set_result(execute(spec, self.threads)); return f
     def recover(self, f, exc): return False
+    def refuse(self, spec): return None
     def close(self): pass
 
 
@@ -255,29 +257,43 @@ class _Processes:
         if not isinstance(exc, concurrent.futures.process.BrokenProcessPool): return False
         if f.gen == self.gen: self._restart()
         return True
+    def refuse(self, spec): return None
     def close(self): self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 # %% ../nbs/17_sweep.ipynb #c37a2ea2
 class _Dask:
     "Dask distributed: a `LocalCluster` started here (`scheduler=None`), a scheduler's address, a `Client`, or any cluster object (dask-jobqueue's too)."
-    def __init__(self, scheduler, workers, threads, gpu):
+    def __init__(self, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT):
         try: import distributed
         except ImportError: raise BackendError(DASK_MISSING)
-        self.threads, self.own = threads, []
+        self.threads, self.own, self.wait = threads, [], wait
         try:
             if scheduler is None:
-                import logging
-                scheduler = distributed.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=':0',
-                                                     silence_logs=logging.ERROR, resources={'GPU': 1} if gpu else None)
-                self.own.append(scheduler)
+                import logging, torch
+                gpus = torch.cuda.device_count() if gpu else 0            # a worker per GPU, each offering one; none offered without CUDA
+                scheduler = distributed.LocalCluster(n_workers=workers or gpus or 2, threads_per_worker=1, processes=True, dashboard_address=':0',
+                                                     silence_logs=logging.ERROR, resources={'GPU': 1} if gpus else None)
+                self.own.append(scheduler); self.wait = 0                 # no worker joins a cluster started here
             if isinstance(scheduler, distributed.Client): self.client = scheduler
             else: self.client = distributed.Client(scheduler, timeout='20s'); self.own.insert(0, self.client)
         except (OSError, TimeoutError, ValueError, TypeError) as e:
             self.close(); raise BackendError(f'cannot reach the Dask scheduler {scheduler!r}: {str(e).splitlines()[0] if str(e) else type(e).__name__}')
         self.dashboard = self.client.dashboard_link
-        if gpu and not any(w.get('resources', {}).get('GPU') for w in self.client.scheduler_info()['workers'].values()):
-            note("pavlovattn sweep: GPU tasks wait for a worker with a GPU resource; none has one yet (start workers with --resources GPU=1)")
+        self.t0, self.checked, self.gpu_seen = time.monotonic(), 0.0, False
+        if gpu and not self._offered():
+            note(f"pavlovattn sweep: no Dask worker offers the resource GPU; GPU tasks fail in {self.wait:g} s unless one joins (start workers with --resources GPU=1)")
+    def _offered(self) -> bool:
+        "Whether some worker has offered the resource GPU (asked of the scheduler at most every half second, until one has)."
+        if not self.gpu_seen and time.monotonic() - self.checked >= 0.5:
+            self.checked = time.monotonic()
+            self.gpu_seen = any(w.get('resources', {}).get('GPU') for w in self.client.scheduler_info()['workers'].values())
+        return self.gpu_seen
+    def refuse(self, spec):
+        "Why `spec` cannot run here (one line), or None: a GPU task once no worker has offered a GPU for `wait` seconds."
+        if not spec['gpu'] or self._offered() or time.monotonic() - self.t0 < self.wait: return None
+        return (f"no Dask worker offers the resource GPU this task asks for (device {spec['config'].get('device')!r}); waited {self.wait:g} s "
+                "(start workers with --resources GPU=1)")
     def slots(self): return max(8, 2 * sum(self.client.nthreads().values()))
     def width(self): return sum(self.client.nthreads().values())
     def submit(self, spec):
@@ -292,10 +308,10 @@ def _remote():
     "`execute` as the workers import it (by reference to this module, also when these cells run in a notebook)."
     return importlib.import_module('pavlovattn.sweep').execute
 
-def _executor(backend, scheduler, workers, threads, gpu):
+def _executor(backend, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT):
     if backend == 'inprocess': return _InProcess(threads)
     if backend == 'processes': return _Processes(workers, threads)
-    return _Dask(scheduler, workers, threads, gpu)
+    return _Dask(scheduler, workers, threads, gpu, wait)
 
 # %% ../nbs/17_sweep.ipynb #79fa453f
 def _bar(total, initial, on):
@@ -332,22 +348,32 @@ def _submit_ready(s, ex) -> bool:
         t = s.todo.popleft(); fd = s.store.lock(t['key'])
         if fd is None: s.waiting.append(t); continue                           # another sweep is running it
         if (e := s.fresh(t['key'])) is not None: s.store.unlock(fd); s.record(e, 'other'); continue
+        if (why := ex.refuse(t)) is not None: _fail(s, t, fd, why); continue                # it cannot run on this backend: said, not waited for
         try: s.inflight[ex.submit(t)] = (t, fd, 0); busy = True
         except BaseException: s.store.unlock(fd); raise                       # Ctrl-C inside an in-process task: its lock goes too
     return busy
 
+def _fail(s, t, fd, why):
+    "Record task `t` as failed, without a result, for `why` (one line), and drop its lock: a later run tries it again."
+    e = dict(key=t['key'], task=t['task'], config=t['config'], status='error', rows=[], columns=[], where=None, seconds=None, error=safe_line(why))
+    s.store.put(e); s.store.unlock(fd); s.record(e, 'ran')
+
 def _collect(s, ex) -> bool:
-    "Write the entries of finished tasks (and unlock them); a task whose worker was lost is resubmitted while the backend can recover."
+    "Write the entries of finished tasks (and unlock them); a task whose worker was lost is resubmitted while the backend can recover; a task the backend can no longer place fails."
     done = [f for f in s.inflight if f.done()]
     for f in done:
         t, fd, tries = s.inflight.pop(f)
         try: e = f.result()
         except Exception as exc:
             if tries < RETRIES and ex.recover(f, exc): s.inflight[ex.submit(t)] = (t, fd, tries + 1); s.n['retried'] += 1; continue
-            e = dict(key=t['key'], task=t['task'], config=t['config'], status='error', rows=[], columns=[], where=None, seconds=None,
-                     error=safe_line(f'its worker was lost ({type(exc).__name__}: {exc})'))
+            _fail(s, t, fd, f'its worker was lost ({type(exc).__name__}: {exc})'); continue
         s.store.put(e); s.store.unlock(fd); s.record(e, 'ran')
-    return bool(done)
+    stuck = [(f, why) for f, (t, *_) in s.inflight.items() if (why := ex.refuse(t)) is not None]
+    for f, why in stuck:
+        t, fd, _ = s.inflight.pop(f)
+        with contextlib.suppress(Exception): f.cancel()
+        _fail(s, t, fd, why)
+    return bool(done or stuck)
 
 def _poll_waiting(s) -> bool:
     "Tasks another sweep held: when its lock is free, take its entry, or run the task here should that sweep have stopped first."
@@ -368,6 +394,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
         workers:int|None=None,     # processes: pool size (default: the CPUs); dask LocalCluster: workers (default 2)
         threads:int|None=1,        # torch threads per task, the same on every backend (None: leave them)
         progress:bool=True,        # a progress bar on stderr
+        resource_wait:float=RESOURCE_WAIT,  # dask: seconds GPU tasks wait for a worker offering GPU before each fails in one line
        ):                          # the tidy table (pandas), its counts in `.attrs['summary']`
     "Run every task of `grid` that the cache lacks, on `backend`, and return the table of all of them; finished tasks are read, never run again."
     ts = [t for g in (grid if isinstance(grid, list) else [grid]) for t in tasks(g if isinstance(g, dict) else load_grid(g))]
@@ -379,7 +406,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     for t in ts:                                                                  # an error entry found here runs again
         if (e := s.start.get(t['key'])) is not None and e['status'] == 'ok': s.record(e, 'cached')
         else: s.todo.append(t)
-    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo)) if s.todo else None
+    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait) if s.todo else None
     dash = getattr(ex, 'dashboard', None)
     if dash and progress: note(f'pavlovattn sweep: Dask dashboard {dash}')
     store.log(event='start', sweep=s.sid, backend=backend, tasks=len(ts), cached=s.n['cached'], dashboard=dash, pid=os.getpid(), host=socket.gethostname())
@@ -466,11 +493,11 @@ def capacity_fit(df, **kw) -> dict:
     need(len({(r['criterion'], r['rule'], r['keys']) for r in res}) == 1, 'a fit is of one criterion, one rule and one key distribution')
     return fit_exponent(res, **kw)
 
-@kind('battery', code=('pavlovattn.battery', 'pavlovattn.core', 'pavlovattn.families'))
-def battery_task(rule:str, subjects:int=500, seed:int=0, gamma=None, device='cpu'):
-    "The battery card of one family at one setting (`battery.battery`): a row per phenomenon."
+@kind('battery', version=2, code=('pavlovattn.battery', 'pavlovattn.core', 'pavlovattn.families'))   # 2: the card's β (issue 33)
+def battery_task(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, device='cpu'):
+    "The battery card of one family at one setting of β and γ (`battery.battery`; one the family does not take is refused): a row per phenomenon."
     from pavlovattn.battery import battery
-    return battery(rule, subjects=subjects, seed=seed, gamma=gamma, device=device, progress=False)
+    return battery(rule, subjects=subjects, seed=seed, beta=beta, gamma=gamma, device=device, progress=False)
 
 _EXP = ('id', 'phenomenon', 'r', 'sign', 'ordinal', 'loss', 'held_out', 'params')
 

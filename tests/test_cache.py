@@ -222,3 +222,24 @@ def test_migrate_command(tmp_path, monkeypatch):
     assert len(list((tmp_path / 'dst' / 'checkpoints').glob('*.v1.pt'))) == 1 and not (tmp_path / 'elsewhere').exists()
     r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(tmp_path / 'nowhere')], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'not a folder' in r.stderr
+
+def test_numbas_cache_lives_under_the_one_root(tmp_path):
+    "Issue 33: numba's compiled kernels are cached under `cache.root()/numba` (a fresh interpreter with PAVLOVATTN_CACHE set), nothing beside the package's modules; a user's own NUMBA_CACHE_DIR is kept; a numba imported first is told too."
+    import pavlovattn
+    pkg = Path(pavlovattn.__file__).parent
+    beside = lambda: {str(p): p.stat().st_mtime_ns for p in pkg.rglob('*.nb[ic]')}
+    before, env = beside(), {k: v for k, v in os.environ.items() if k != 'NUMBA_CACHE_DIR'}
+    def fresh(code, **more):
+        r = subprocess.run([sys.executable, '-c', code], env=dict(env, PAVLOVATTN_CACHE=str(tmp_path / 'c'), **more), capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+    out = fresh("import numpy as np; from pavlovattn import kernels; import numba\n"
+                "keys = np.arange(5, dtype=np.uint64)\n"
+                "a, b = kernels.shuffle_rows(np.arange(7), keys, engine='numba'), kernels.shuffle_rows(np.arange(7), keys, engine='numpy')\n"
+                "assert (a == b).all() and not (a == np.arange(7)).all(); print(numba.config.CACHE_DIR)")
+    assert out == str(tmp_path / 'c' / 'numba')
+    idx = sorted(p.name for p in (tmp_path / 'c' / 'numba').rglob('*.nbi'))
+    assert any(n.startswith('kernels._shuffle_par') for n in idx), idx                   # the kernel just compiled, cached there
+    assert beside() == before, 'numba wrote beside the modules'
+    assert fresh("import numba, pavlovattn.kernels; print(numba.config.CACHE_DIR)", NUMBA_CACHE_DIR=str(tmp_path / 'mine')) == str(tmp_path / 'mine')
+    assert fresh("import numba; import pavlovattn.kernels; print(numba.config.CACHE_DIR)") == str(tmp_path / 'c' / 'numba')

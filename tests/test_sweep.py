@@ -209,3 +209,48 @@ def test_task_kinds_follow_the_cache_rule():
         assert sw.tasks(g)[0]['key'] != t['key']
     finally: cache.code_kind(k.name, k.version, k.folder, k.code)
     assert sw.tasks(g)[0]['key'] == t['key']
+
+STAMP_FILE = textwrap.dedent('''
+    import time
+    def stamp(x, pause=0.4, device='cpu'):
+        "When it ran and on which Dask worker: it never touches `device` (a CUDA device in the grid only asks Dask for the resource GPU)."
+        from distributed import get_worker
+        t0 = time.time(); time.sleep(pause)
+        return dict(worker=get_worker().address, start=t0, end=time.time())
+''')
+
+def _stamp_grid(tmp_path, device, n=6):
+    (tmp_path / 'stamp.py').write_text(STAMP_FILE)
+    return dict(task='stamp.py:stamp', fixed=dict(device=device), grid=dict(x=list(range(n))), base=str(tmp_path))
+
+def _overlaps(t):
+    "Per worker, how many of its tasks started before the one before it ended."
+    return {w: int((g.start.values[1:] < g.end.values[:-1]).sum()) for w, g in t.sort_values('start').groupby('worker')}
+
+def test_gpu_tasks_run_one_per_worker_resource(tmp_path):
+    "Issue 33 on CPU: two workers of two threads, each offering GPU=1; CUDA tasks (which touch no device) run one at a time per worker, on both, while CPU tasks on the same workers overlap. The CUDA part itself needs a GPU and is not run here. (Thread workers: the scheduler's resource accounting is the same, and they start in a fraction of the time.)"
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=False, dashboard_address=':0', silence_logs=50, resources={'GPU': 1})
+    c = distributed.Client(cluster)
+    try:
+        gpu = sw.run(_stamp_grid(tmp_path, 'cuda:0'), cache=tmp_path / 'g', scheduler=c, progress=False)
+        cpu = sw.run(_stamp_grid(tmp_path, 'cpu'), cache=tmp_path / 'c', scheduler=c, progress=False)
+    finally: c.close(); cluster.close()
+    assert (gpu.status == 'ok').all() and (cpu.status == 'ok').all(), gpu.error.tolist()
+    assert len(set(gpu.worker)) == 2 and set(_overlaps(gpu).values()) == {0}          # both workers, never two GPU tasks at once on one
+    assert sum(_overlaps(cpu).values()) >= 1                                         # the control: the same workers run two CPU tasks at once
+
+def test_a_resource_no_worker_offers_fails_in_one_line(tmp_path, client, capsys):
+    "GPU tasks on a cluster without the resource: after `resource_wait` seconds each fails with one line, the sweep ends (no hang), and a later run tries them again."
+    t0 = time.monotonic()
+    t = sw.run(_stamp_grid(tmp_path, 'cuda', 3), cache=tmp_path / 'c', scheduler=client, progress=False, resource_wait=1.0)
+    took = time.monotonic() - t0
+    assert 1.0 <= took < 15, took
+    assert t.status.tolist() == ['error'] * 3 and t.attrs['summary']['failed'] == 3
+    assert set(t.error) == {"no Dask worker offers the resource GPU this task asks for (device 'cuda'); waited 1 s (start workers with --resources GPU=1)"}
+    err = capsys.readouterr().err
+    assert 'no Dask worker offers the resource GPU; GPU tasks fail in 1 s unless one joins' in err and len(err.strip().splitlines()) == 1
+    def left(dask_scheduler): return [k for k in dask_scheduler.tasks if 'stamp' in str(k)]
+    deadline = time.monotonic() + 5
+    while client.run_on_scheduler(left) and time.monotonic() < deadline: time.sleep(0.1)
+    assert client.run_on_scheduler(left) == []                                       # cancelled: nothing left waiting on the cluster
+    assert {json.loads(p.read_text())['status'] for p in entries(tmp_path / 'c')} == {'error'}   # recorded: a later run tries them again
