@@ -92,6 +92,11 @@ def _present(tt, us) -> bool:
     "Whether trial type `tt` holds the US `us` (None: the one US of a design without named USs)."
     return tt.outcome == '+' if us is None else us in tt.outcomes
 
+def _step_values(tt, us, lam:float, rates:dict) -> tuple:
+    "(US magnitude, rate) of step `tt` for the US `us` of a run with `lam` and `rates` ({'+', '-'}): a + step takes its phase's lam and beta where set (`lam=`, `beta=`), times its magnitude and its rate (`++`: 2); a probe writes nothing."
+    if not _present(tt, us): return 0., 0. if tt.probe else rates['-']
+    return (lam if tt.lam is None else tt.lam) * tt.magnitude, (rates['+'] if tt.beta is None else tt.beta) * tt.rate
+
 def _heads(d, lam, beta, names=None) -> tuple:
     "The value dimensions (heads) of a run: `(names, lams, rates)`, one per US. One US (name None) unless the design has named USs; then `lam` and `beta` may be given per US, as {name: value}. `names`: the heads given (with `associations='all'` every stimulus)."
     kind = 'US' if names is None else 'stimulus'
@@ -121,7 +126,7 @@ def _check_rates(design, tt_keys, rule, rates, allow_unstable=False, names=(None
             if tt.probe: continue
             if assoc == 'all':
                 r = max(rt['+' if u in tgt[s][1] else '-'] * float((Ks[i, h] * Ks[i, h]).sum()) for h, (u, rt) in enumerate(zip(names, rates)))
-            else: r = max(rt['+' if _present(tt, u) else '-'] for u, rt in zip(names, rates)) * float((Ks[i] * Ks[i]).sum())
+            else: r = max(_step_values(tt, u, 0., rt)[1] for u, rt in zip(names, rates)) * float((Ks[i] * Ks[i]).sum())
             if r > bound * (1 + 1e-9):
                     msg = (f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {pi} has '
                            f'beta*|k|^2 = {r:.4g} > {bound:g} (stable writes need beta*|k|^2 <= {bound:g})')
@@ -328,7 +333,7 @@ def _distinct_steps(g, assoc:str) -> tuple:
     "(first step of each distinct step, `[steps]` its distinct step): steps that learn alike (same cues, same outcomes) are one trial type of the tables, so memory grows with the distinct ones, not with the written trials; every probe stays its own (it is reported on its own)."
     tts = g.trial_types
     spec = ([(tuple(sorted(P)), tuple(sorted(U))) for P, U in _stimulus_steps(g)] if assoc == 'all' else
-            [(tuple(sorted(t.cues)), t.outcome, t.outcomes, t.magnitude) for t in tts])
+            [(tuple(sorted(t.cues)), t.outcome, t.outcomes, t.magnitude, t.lam, t.beta, t.rate) for t in tts])
     seen, reps, lut = {}, [], np.empty(len(tts), dtype=np.int64)
     for i, (s, t) in enumerate(zip(spec, tts)):
         k = ('#', i) if t.probe else s
@@ -458,8 +463,8 @@ def simulate(design,                  # a design string or a parsed `Design`
                 lam_tt = f([[0. if t.probe or u not in U else l for u, l in zip(names, lams)] for t, U in zip(tts, tgt)])
                 b_tt = f([[0. if t.probe else r['+' if u in U else '-'] for u, r in zip(names, head_rates)] for t, U in zip(tts, tgt)])
             else:
-                lam_tt = f([[l * t.magnitude if _present(t, u) else 0. for u, l in zip(names, lams)] for t in tts])      # [N, heads]: one head per US
-                b_tt = f([[0. if t.probe else r['+' if _present(t, u) else '-'] for u, r in zip(names, head_rates)] for t in tts])
+                lb = [[_step_values(t, u, l, r) for u, l, r in zip(names, lams, head_rates)] for t in tts]   # [N, heads]: one head per US
+                lam_tt, b_tt = f([[x[0] for x in row] for row in lb]), f([[x[1] for x in row] for row in lb])
             g_tt = f([[1. if t.probe else gamma] * len(names) for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
             pcols = [i for i, t in enumerate(tts) if t.probe]
             counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
@@ -567,6 +572,8 @@ def design_blocks(design,              # a design string or `Design` with no ran
         for pi, ph in enumerate(g.phases, 1):
             if ph.random and len(ph.trials) > 1:
                 raise ValueError(f"group {g.name!r}, phase {pi} is randomised (!): randomised trial orders have no closed form here")
+            if ph.lam is not None or ph.beta is not None or any(tt.rate != 1 for tt in ph.trials):
+                raise ValueError(f"group {g.name!r}, phase {pi} sets its own lam or rate (lam=, beta=, ++): the blocks carry one rate and one lam per run")
             for tt in ph.trials:
                 if tt.timeline:                         # a timed trial: each of its steps is a block of one, trial after trial
                     blocks += [(1, tuple(s.cues), s.magnitude if s.outcome == '+' else 0.0) for _ in range(tt.count) for s in tt.steps]

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00f_language.ipynb #5e158d16
 from __future__ import annotations
-import operator, re
+import dataclasses, math, operator, re
 from dataclasses import dataclass
 import numpy as np
 
@@ -37,6 +37,9 @@ class TrialType:
     period_us: tuple = () # with periods: each period's USs by name
     magnitude: float = 1.0 # the US as a multiple of lambda (a timed trial's `US t*m`)
     timeline: str = ''    # a timed trial (`{A 0-3, US 5}`): its events as written, canonically; its `periods` are its time steps
+    rate: float = 1.0     # a multiple of the rate on this + trial: 2 for `++` (PALMS's doubled rate)
+    lam: float|None = None   # a + step's US magnitude set by its phase (`lam=0.25/...`); None: the run's lam
+    beta: float|None = None  # a + step's rate set by its phase (`beta=0.05/...`), before `rate`; None: the run's rate on + trials
     @property
     def probe(self) -> bool: return self.outcome == '#'
     @property
@@ -51,7 +54,7 @@ class TrialType:
             return ('#' if self.probe else '') + '>'.join(p.cue_text + ''.join(f'({n})' for n in u) for p, u in zip(self.periods, us))
         if not self.cues: return ''.join(f'({n})' for n in self.outcomes) or '(US)'    # a US-alone trial
         if self.outcomes and self.outcomes != ('US',): return self.cue_text + ''.join(f'({n})' for n in self.outcomes)   # named USs
-        return f'#{self.cue_text}' if self.probe else f'{self.cue_text}{self.outcome}'
+        return f'#{self.cue_text}' if self.probe else f"{self.cue_text}{'++' if self.rate == 2 else self.outcome}"
     def text(self, calmr:bool=False) -> str: return (f'{self.count}' if self.count != 1 or not self.probe or calmr else '') + self.label   # calmr: every count written
     def __str__(self): return self.text()
 
@@ -61,11 +64,16 @@ class Phase:
     trials: tuple        # TrialType, ...
     random: bool = False
     pos: int = 0
+    lam: float|None = None   # `lam=x/`: the US magnitude of this phase's + trials (None: the run's lam)
+    beta: float|None = None  # `beta=x/`: the rate of this phase's + trials (None: the run's rate on + trials)
     @property
     def steps(self) -> list: return [s for t in self.trials for s in t.steps]
     @property
     def n(self) -> int: return sum(t.count * len(t.steps) for t in self.trials)
-    def text(self, calmr:bool=False) -> str: return ('!' if self.random else '') + '/'.join(t.text(calmr) for t in self.trials)
+    def text(self, calmr:bool=False) -> str:
+        if not self.trials: return '' if calmr else 'skip'     # a phase this group skips: calmr's empty cell, `skip` here
+        sets = ''.join(f'{k}={v!r}/' for k, v in (('lam', self.lam), ('beta', self.beta)) if v is not None)
+        return ('!' if self.random else '') + sets + '/'.join(t.text(calmr) for t in self.trials)
     def __str__(self): return self.text()
 
 @dataclass(frozen=True)
@@ -188,7 +196,7 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
         if s[j + 1:].strip(): bad(f'unexpected "{_show(s[j + 1:].strip(), 30)}" at position {p + j + 1}, after the timed trial')
         if count == 0: bad('the count must be at least 1')
         return _parse_timeline(s[i + 1:j], 1 if count is None else count, p, p + i + 1, bad)
-    periods, us, outcome = [[]], [[]], None             # calmr: cues and USs (by name) of each `>` period
+    periods, us, outcome, rate = [[]], [[]], None, 1.0  # calmr: cues and USs (by name) of each `>` period
     cues = periods[0]
     while i < n:
         ch = s[i]
@@ -209,7 +217,9 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
             periods.append([]); us.append([]); i += 1
         elif ch in '+-':
             if calmr and (len(periods) > 1 or us[-1]): bad(f'"{ch}" at position {p + i}: a trial with (US) or periods ">" marks its US with (US) only')
-            outcome = ch; i += 1; break
+            outcome = ch; i += 1
+            if ch == '+' and not calmr and s[i:i + 1] == '+': rate = 2.0; i += 1      # `++`: twice the rate (PALMS)
+            break
         elif ch in _DIGITS: bad(f'digit "{ch}" at position {p + i}: the count comes first, before the cues')
         elif ch.isdigit() or ch.isnumeric(): bad(f'"{ch}" at position {p + i}: counts are written with the ASCII digits 0-9')
         elif ch.isalpha(): bad(f'"{ch}" at position {p + i}: cues are capital letters or parenthesised names like (ctx)')
@@ -243,17 +253,37 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     if not cues: bad('no cues: expected capital letters or (names)' + (' after "#"' if probe else ' before the outcome'))
     if probe and outcome: bad('a probe (#) reads without a US: drop the outcome')
     if not probe and outcome is None: bad("expected + or - after the cues (unmarked trials are non-reinforced with dialect='calmr')")
-    return TrialType(count, tuple(cues), '#' if probe else outcome, p)
+    return TrialType(count, tuple(cues), '#' if probe else outcome, p, rate=rate)
+
+_SETTING = re.compile(r'(lam|beta) *= *(.*)')
+_NUMBER = re.compile(r'(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')   # ASCII digits, >= 0; what repr(float) writes
+
+def _with_phase(t:TrialType, lam, beta) -> TrialType:
+    "Trial type `t` with its phase's `lam` and `beta` on its + steps (a timed trial's US steps)."
+    if t.outcome != '+': return t
+    return dataclasses.replace(t, lam=lam, beta=beta, periods=tuple(_with_phase(s, lam, beta) for s in t.periods))
 
 def _parse_phase(raw:str, off:int, calmr:bool=False) -> Phase:
     s, p = _stripped(raw, off)
     if not s:
         if calmr: return Phase((), False, p)     # calmr: an empty cell is a phase this group skips
-        raise DesignError(f'empty phase at position {p}: expected trial types such as 10A+ between the "|"s')
+        raise DesignError(f'empty phase at position {p}: expected trial types such as 10A+ between the "|"s (skip: a phase this group skips)')
+    if s == 'skip' and not calmr: return Phase((), False, p)
     rnd = s.startswith('!')
     body_off = p - 1 + (1 if rnd else 0)
     body = s[1:] if rnd else s
-    return Phase(tuple(_parse_trial(t, o, calmr) for t, o in _pieces(body, '/', body_off)), rnd, p)
+    trials, sets = [], {}
+    for t, o in _pieces(body, '/', body_off):
+        m = None if calmr else _SETTING.fullmatch(t.strip())
+        if m is None: trials.append(_parse_trial(t, o, calmr)); continue
+        k, v, at = m[1], m[2].strip(), _stripped(t, o)[1]
+        if k in sets: raise DesignError(f'a second {k}= at position {at} (one {k} per phase)')
+        if not (_NUMBER.fullmatch(v) and math.isfinite(float(v))):
+            raise DesignError(f'bad setting "{_show(t.strip(), 30)}" at position {at}: {k} is a finite number >= 0 in ASCII digits, e.g. {k}=0.25')
+        sets[k] = float(v)
+    if sets and not trials: raise DesignError(f'the phase at position {p} sets {" and ".join(sets)} but has no trial types')
+    lam, beta = sets.get('lam'), sets.get('beta')
+    return Phase(tuple(_with_phase(t, lam, beta) for t in trials), rnd, p, lam, beta)
 
 def _parse_group(raw:str, off:int, named:bool, calmr:bool=False) -> Group:
     s, p = _stripped(raw, off)
@@ -358,7 +388,7 @@ def calmr_timed(design:str,          # a calmr design (`dialect='calmr'`: `>` pe
                 n_steps = bins(now, 'the trial') + iti
                 if n_steps > MAX_STEPS: raise DesignError(f'trial {tn} runs {n_steps:,} bins of {res}: more than {MAX_STEPS:,} steps')
                 trials.append(f"{t.count}{{{', '.join(ev)}}}")
-            phases.append(('!' if ph.random else '') + '/'.join(trials))
+            phases.append(('!' if ph.random else '') + '/'.join(trials) if trials else 'skip')   # a phase the group skips
         groups.append(f'{g.name}: ' + ' | '.join(phases))
     return ' ; '.join(groups)
 

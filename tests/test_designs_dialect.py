@@ -151,3 +151,77 @@ def test_unstable_rate_opt_in():
     VA = 1.2; VB = 0.0
     for _ in range(2): e = 1 - VA - VB; VA += 1.2 * e; VB += 1.2 * e
     assert abs(r.strengths['exp']['A'] - VA) < 1e-12 and abs(r.strengths['exp']['B'] - VB) < 1e-12
+
+# ---- the native grammar's skipped phase, per-phase lam=/beta= and ++ (PALMS's, issues 31 and 32) ----
+def rw_given_steps(steps, alpha, cues):
+    "An independent RW loop over explicit steps (cues, lam, beta): V_i += alpha_i * beta * (lam - sum V) for present i."
+    V = {c: 0.0 for c in cues}
+    for cs, lam, beta in steps:
+        err = lam - sum(V[c] for c in cs)
+        for c in cs: V[c] += alpha[c] * beta * err
+    return V
+
+@pytest.mark.filterwarnings('ignore:partial')
+def test_skip_phase_parses_prints_and_runs_as_calmrs_empty_cell():
+    d = parse_design('exp: 10A+ | 10AB+ | #B ; ctrl: skip | 10AB+ | #B')
+    assert str(d) == 'exp: 10A+ | 10AB+ | #B ; ctrl: skip | 10AB+ | #B' and d.groups[1].phases[0].trials == ()
+    assert str(parse_design(str(d))) == str(d)
+    c = parse_design('exp: 10A(US) | 10AB(US) | 1#B ; ctrl:  | 10AB(US) | 1#B', dialect='calmr')
+    assert c.groups[1].phases[0].trials == () and str(c) == 'exp: 10A+ | 10AB+ | 1#B ; ctrl:  | 10AB+ | 1#B'
+    a, b = simulate(d, beta=0.3).probes, simulate(c, beta=0.3, dialect='calmr').probes
+    assert [(p['phase'], p['mean']) for p in a['ctrl']] == [(p['phase'], p['mean']) for p in b['ctrl']]
+    assert b['ctrl'][0]['phase'] == 3                                     # the skipped phase keeps its number
+    for bad, msg in [('10A+ || 5B-', 'empty phase at position 7'), ('g: skip | skip', 'has no trials'),
+                     ('10A+ | !skip', '"s" at position 9'), ('skip/10A+', '"s" at position 1')]:
+        with pytest.raises(DesignError, match=re.escape(msg)): parse_design(bad)
+
+def test_phase_lam_beta_and_double_rate_against_a_hand_computation():
+    "PALMS's semantics: a + trial learns at its phase's beta (else the run's beta+), towards its phase's lam (else the run's lam); ++ doubles that beta; - trials keep beta- and 0, whatever the phase sets."
+    text = 'exp: lam=0.5/beta=0.2/5A+/3B- | !beta=0.05/4AB++/2A+/3B- | lam=2.0/2B+/2AB-'
+    d = parse_design('exp: lam=0.5/beta=0.2/5A+/3B- | !4AB++/beta=0.05/2A+/3B- | 2B+/lam=2/2AB-')   # a setting anywhere in its phase; printed first
+    assert str(parse_design(str(d))) == str(d) == text
+    alpha, bp, bm, lam = {'A': 0.7, 'B': 0.4}, 0.15, 0.3, 1.0
+    for alg in ('sequential', 'numba'):
+        r = simulate(d, beta={'+': bp, '-': bm}, lam=lam, salience=alpha, subjects=3, per_subject=True, algorithm=alg, seed=5)
+        tts = r.runs['exp']['trial_types']
+        for s in range(3):
+            seq = [tts[int(i)] for i in r.runs['exp']['order'][s]]
+            want = {'A+': ({'A'}, 0.5, 0.2), 'B-': ({'B'}, 0.0, bm), 'AB++': ({'A', 'B'}, lam, 2 * 0.05), 'A+@2': ({'A'}, lam, 0.05),
+                    'B+': ({'B'}, 2.0, bp), 'AB-': ({'A', 'B'}, 0.0, bm)}
+            steps, phase = [], [pi for pi, ph in enumerate(d.groups[0].phases, 1) for _ in range(ph.n)]
+            for t, pi in zip(seq, phase):
+                steps.append(want['A+@2' if (t.label, pi) == ('A+', 2) else t.label])
+            V = rw_given_steps(steps, alpha, 'AB')
+            for j, c in enumerate(r.cues): assert abs(float(r.runs['exp']['V'][s, -1, j]) - V[c]) < 1e-12, (alg, s, c)
+
+def test_phase_settings_closed_form_one_cue():
+    "One cue, fixed order: each phase is V <- lam - (lam - V)(1 - alpha beta)^n, composed by hand."
+    a = 0.6
+    r = simulate('lam=0.25/beta=0.05/66T+ | beta=0.8/lam=1/6T+ | 2T++ | 3T-/#T', beta={'+': 0.3, '-': 0.1}, lam=1.0, salience={'T': a})
+    V = 0.25 * (1 - (1 - a * 0.05) ** 66); V = 1 - (1 - V) * (1 - a * 0.8) ** 6; V = 1 - (1 - V) * (1 - a * 0.6) ** 2; V *= (1 - a * 0.1) ** 3
+    assert abs(r.probes['group'][0]['mean'] - V) < 1e-12
+
+@pytest.mark.parametrize('bad, msg', [
+    ('lam=1/lam=2/10A+', 'a second lam= at position 7'),
+    ('lam=-1/10A+', 'bad setting "lam=-1" at position 1'),
+    ('10A+ | beta=nan/4A+', 'bad setting "beta=nan" at position 8'),
+    ('lam=1e999/10A+', 'lam is a finite number >= 0'),
+    ('beta=١/1A+', 'in ASCII digits'),
+    ('lam=1 | 4A+', 'sets lam but has no trial types'),
+    ('10A+++', 'unexpected "+" at position 6'),
+    ('#A++', 'a probe (#) reads without a US'),
+])
+def test_phase_settings_refused_with_position(bad, msg):
+    with pytest.raises(DesignError) as e: parse_design(bad)
+    assert msg in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
+
+def test_phase_settings_have_no_calmr_spelling_and_no_blocks():
+    with pytest.raises(DesignError): parse_design('10A++', dialect='calmr')
+    with pytest.raises(DesignError): parse_design('g: lam=0.5/10A(US)', dialect='calmr')
+    from pavlovattn.designs import design_blocks
+    with pytest.raises(ValueError, match='sets its own lam or rate'): design_blocks('lam=0.5/10A+ | #A')
+    with pytest.raises(ValueError, match='sets its own lam or rate'): design_blocks('10A++ | #A')
+
+def test_phase_beta_counts_in_the_stability_check():
+    with pytest.raises(ValueError, match=r'beta\*\|k\|\^2 = 2.4 > 2'): simulate('beta=1.2/2A++', beta=0.1)
+    simulate('beta=1.0/2A++', beta=0.1)                                   # 2.0: at the bound, runs
