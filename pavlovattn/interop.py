@@ -229,24 +229,28 @@ def _cue_palms(c:str) -> str:
     return m[1] + "'" * len(m[2]) + ('' if m[3] is None else '^' + m[3])
 
 def _palms_phase(s:str, where:str, unsigned:str, configural:dict|None=None) -> str:
-    "One PALMS phase (`rand/4AB+/4CD+`) as a phase of the native grammar (`!4AB+/4CD+`); '' for an empty phase. With `configural` (a dict it fills: our name -> PALMS's), a compound also has its configural cue, as PALMS adds one: `(AB)` for AB, here `(c_A_B)`."
-    rnd, out = False, []
+    "One PALMS phase (`rand/lambda=0.25/beta=0.05/4AB+/4CD++`) as a phase of the native grammar (`!lam=0.25/beta=0.05/4AB+/4CD++`); `skip` for an empty phase. With `configural` (a dict it fills: our name -> PALMS's), a compound also has its configural cue, as PALMS adds one: `(AB)` for AB, here `(c_A_B)`."
+    rnd, out, sets = False, [], {}
     for part in s.strip().split('/'):
         p = part.strip()
         if not p: continue
         if p == 'rand': rnd = True; continue
-        if re.fullmatch(r'(lamb?da|beta) *= *.*', p):
-            raise DesignError(f'{where}: "{p}": a per-phase {p.split("=")[0].strip()} has no counterpart here (one rate per outcome and one lambda per run)')
+        if (m := re.fullmatch(r'(lamb?da|beta) *= *(.*)', p)):         # PALMS (Experiment.Phase): this phase's + trials' lambda, beta
+            k, v = 'lam' if m[1] != 'beta' else 'beta', m[2]
+            if k in sets: raise DesignError(f'{where}: "{p}": a second {m[1]} in one phase')
+            if not re.fullmatch(r'[0-9]*\.?[0-9]*', v) or v in ('', '.'): raise DesignError(f'{where}: "{p}": {m[1]} is a number in digits, e.g. {m[1]}=0.25')
+            if float(v) == 0: raise DesignError(f'{where}: "{p}": PALMS reads a {m[1]} of 0 as not set (its trials run with the file\'s value): write the value meant')
+            sets[k] = float(v); continue
         m = _PALMS_TRIAL.fullmatch(p)
         if not m: raise DesignError(f'{where}: cannot read "{p}" (PALMS trials are COUNT CUES SIGN, e.g. 4AB+, 4B-, 4B)')
-        if m[3] == '++': raise DesignError(f'{where}: "{p}": PALMS\'s ++ (twice the rate on that trial) has no counterpart here (one rate per outcome)')
         toks = sorted(t[0].upper() for t in _PALMS_CUE.finditer(m[2]))  # PALMS sorts a compound's cues: AXR' is (AR'X)
         cs = [_palms_cue(t, f'{where}, "{p}"') for t in toks]
         if configural is not None and len(cs) > 1:
             name = 'c_' + '_'.join(c.strip('()') for c in cs); configural[name] = '(' + ''.join(toks) + ')'; cs.append(f'({name})')
         cues = ''.join(cs)
-        out.append(f"{int(m[1] or '1')}{cues}{m[3] or unsigned}")
-    return ('!' if rnd and out else '') + '/'.join(out)
+        out.append(f"{int(m[1] or '1')}{cues}{m[3] or unsigned}")      # ++: twice the rate (PALMS's Group.runPhase)
+    if not out: return 'skip'                                           # a phase the group skips (its settings change nothing)
+    return ('!' if rnd else '') + ''.join(f'{k}={sets[k]!r}/' for k in ('lam', 'beta') if k in sets) + '/'.join(out)
 
 def _palms_params(lines, cues, configural=None) -> dict:
     "The `@` lines of a PALMS file as `simulate` keywords (Rescorla Wagner only): alpha -> salience (PALMS's default for a cue without its own alpha included), beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
@@ -307,11 +311,9 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
         groups.append((n, name.strip(), [_palms_phase(p, f'line {n}, phase {i}', unsigned, c) for i, p in enumerate(phases, 1)]))
     if not groups: raise DesignError('no design lines: expected Name|phase|phase')
     text = ' ; '.join(f'{name}: ' + ' | '.join(ps) for _, name, ps in groups)
-    empty = any(not p for _, _, ps in groups for p in ps)
-    try: d = parse_design(text, 'calmr' if empty else 'native')    # an empty PALMS phase is a phase the group skips (calmr's empty cell)
+    try: d = parse_design(text)
     except DesignError as e:
         raise DesignError(f'{e} (in the design read from the lines: {text[:80]})') from None
-    d = dataclasses.replace(d, dialect='native')
     return (d, _palms_params(ats, d.cues, conf)) if params else d
 
 def write_palms(design,                 # a design string (native or calmr dialect) or `Design`
@@ -319,7 +321,7 @@ def write_palms(design,                 # a design string (native or calmr diale
                 params:dict|None=None,  # `simulate` keywords to write as `@` lines (salience, beta, lam, subjects), as `read_palms(params=True)` returns them
                 dialect:str='native',   # how to read `design` when it is a string
                ) -> str:                # the text written
-    "Write a design as PALMS lines: every trial signed (`+`/`-`, so every PALMS version reads it alike), `rand/` for `!`; probes are left out (nothing learns on them)."
+    "Write a design as PALMS lines: every trial signed (`+`/`-`/`++`, so every PALMS version reads it alike), `rand/` for `!`, a phase's `lam=`/`beta=` as `lambda=`/`beta=`; probes are left out (nothing learns on them)."
     d = parse_design(design, dialect)
     lines = []
     if params is not None:
@@ -336,8 +338,11 @@ def write_palms(design,                 # a design string (native or calmr diale
             for t in ph.trials:
                 if t.probe: continue
                 if t.periods or not t.cues: raise ValueError(f'group {g.name}, phase {pi}: trial type {t.label} ({"a timed trial" if t.timeline else "periods >" if t.periods else "US alone"}) has no PALMS spelling')
-                out.append(f"{t.count}{''.join(_cue_palms(c) for c in t.cues)}{t.outcome}")
-            phases.append(('rand/' if ph.random and out else '') + '/'.join(out))
+                out.append(f"{t.count}{''.join(_cue_palms(c) for c in t.cues)}{'++' if t.rate == 2 else t.outcome}")
+            sets = [(n, v) for n, v in (('lambda', ph.lam), ('beta', ph.beta)) if v is not None and out]
+            for n, v in sets:                                           # PALMS reads digits only, and 0 as not set
+                if v == 0: raise ValueError(f'group {g.name}, phase {pi}: {n}=0 has no PALMS spelling (PALMS reads 0 as not set)')
+            phases.append(('rand/' if ph.random and out else '') + ''.join(f'{n}={np.format_float_positional(v, trim="-")}/' for n, v in sets) + '/'.join(out))
         lines.append(g.name + '|' + '|'.join(phases))
     text = '\n'.join(lines) + '\n'
     if path is not None: _atomic_write(path, text)
