@@ -143,7 +143,7 @@ def test_palms_shipped_designs():
     assert d.groups[0].phases[0].random and not d.groups[0].phases[1].random and d.dialect == 'native'
     res = simulate(d, beta=0.3, salience={'A': 0.5, 'X': 0.5}, subjects=4)
     assert res.strengths['Novel']['X'] == 0 and res.strengths['Novel']['A'] > 0
-    with pytest.raises(DesignError, match='per-phase lambda has no counterpart'): read_palms(HALL_PEARCE)
+    with pytest.raises(DesignError, match='bad group name "T\\+"'): read_palms(HALL_PEARCE)   # its lambda=/beta= read; its group name has no spelling here
     with pytest.raises(DesignError, match="model is 'Mackintosh Extended'"): read_palms(MCNALLY, params=True)
 
 @pytest.mark.parametrize('line, unsigned, want', [
@@ -159,8 +159,11 @@ def test_palms_unsigned_and_cues(line, unsigned, want):
     if "rand/2c" in line: assert d.groups[0].phases[1].random
 
 @pytest.mark.parametrize('text, msg', [
-    ('g|10A++', "line 1, phase 1: \"10A++\": PALMS's ++"),
-    ('g|beta=0.3/10A+', 'per-phase beta has no counterpart'),
+    ('g|10A+++', 'line 1, phase 1: cannot read "10A+++"'),
+    ('g|beta=0.3/beta=0.4/10A+', 'line 1, phase 1: "beta=0.4": a second beta in one phase'),
+    ('g|lambda=0/10A+', 'PALMS reads a lambda of 0 as not set'),
+    ('g|lamda=1e-3/10A+', 'lamda is a number in digits'),
+    ('g|beta=/10A+', 'beta is a number in digits'),
     ('g/config|10AB+', 'unknown group option /config (PALMS reads /conf, /configural, /cc)'),
     ('g|10A+\nh', 'line 2: "h" has no phases'),
     ('g|10A+|4A*', 'line 1, phase 2: cannot read "4A*"'),
@@ -196,6 +199,27 @@ def test_palms_rescorla_wagner_semantics():
     want = palms_rw([[(6, 'A', '+'), (4, 'B', '-')], [(5, 'AB', '+'), (3, ('Cp', 'B'), '-')], [(4, 'A', '-')]],
                     {'A': 0.2, 'B': 0.35, 'Cp': 0.5}, 0.45, 0.25, 0.8)
     for c, v in want.items(): assert abs(res.strengths['exp'][c] - v) < 1e-12
+
+def test_palms_per_phase_lambda_beta_and_double_rate():
+    "PALMS's Group.runPhase: + at the phase's beta (else the file's) towards its lambda (else lamda); ++ at twice that beta; - at betan towards 0."
+    text = ("@model=Rescorla Wagner\n@alpha=0.2;beta=0.45;betan=0.25;lamda=0.8\n@alpha_B=0.35\n"
+            "exp|lambda=0.3/beta=0.1/6A+/4B-/2AB++|beta=0.6/5AB+/3B/2A++|4A++/2AB+|lamda=1.5/lamda=2")
+    with pytest.raises(DesignError, match='a second lamda'): read_palms(text)
+    d, kw = read_palms(text.replace('|lamda=1.5/lamda=2', '|lamda=1.5'), params=True)
+    assert str(d) == 'exp: lam=0.3/beta=0.1/6A+/4B-/2AB++ | beta=0.6/5AB+/3B-/2A++ | 4A++/2AB+ | skip'
+    a, V = {'A': 0.2, 'B': 0.35}, {'A': 0.0, 'B': 0.0}
+    for n, cues, l, b in [(6, 'A', 0.3, 0.1), (4, 'B', 0, 0.25), (2, 'AB', 0.3, 0.2), (5, 'AB', 0.8, 0.6), (3, 'B', 0, 0.25),
+                          (2, 'A', 0.8, 1.2), (4, 'A', 0.8, 0.9), (2, 'AB', 0.8, 0.45)]:
+        for _ in range(n):
+            e = l - sum(V[c] for c in cues)
+            for c in cues: V[c] += a[c] * b * e
+    res = simulate(d, **{**kw, 'subjects': 1})
+    for c, v in V.items(): assert abs(res.strengths['exp'][c] - v) < 1e-12
+    back = write_palms(d, params=kw)
+    assert back.splitlines()[-1] == 'exp|lambda=0.3/beta=0.1/6A+/4B-/2AB++|beta=0.6/5AB+/3B-/2A++|4A++/2AB+|'
+    assert read_palms(back, params=True) == (d, kw)
+    with pytest.raises(ValueError, match='lambda=0 has no PALMS spelling'): write_palms('lam=0/4A+')
+    assert write_palms('lam=0.00001/4A+') == 'group|lambda=0.00001/4A+\n'     # PALMS reads digits only, no exponent
 
 def test_palms_default_alpha_of_primed_and_marked_cues():
     # PALMS's Group.set_vals: a cue without its own alpha gets the product of its name's characters' alphas
