@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'available', 'mix64', 'stream_keys']
+__all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'first_repeat', 'available', 'mix64', 'stream_keys']
 
 # %% ../nbs/00b_kernels.ipynb #340436da
 try: import numba
@@ -212,6 +212,23 @@ def _events(W, n_out, cp, ci, op, oi, rep, alpha, b1, b2, lam, act, tgt, rate):
                 for j in range(n_out): W[ci[i], j] += a * act[j]
         for i in range(op[e], op[e + 1]): tgt[oi[i]] = 0.0; rate[oi[i]] = b2
 
+@_jit(nogil=True)
+def _first_repeat(ptr, idx, size):
+    "The first event that lists an index twice (`idx[ptr[e]:ptr[e+1]]`, indices below `size`); -1 if none."
+    seen = np.full(size, -1, np.int64)
+    for e in range(len(ptr) - 1):
+        for i in range(ptr[e], ptr[e + 1]):
+            if seen[idx[i]] == e: return e
+            seen[idx[i]] = e
+    return -1
+
+def first_repeat(ptr,            # `[E+1]` offsets of the events into `idx`
+                 idx,            # non-negative integers below `size`
+                 size:int,       # one more than the largest index
+                ) -> int:        # the first event that lists an index twice, -1 if none
+    "Where a chunk of events names a cue (or an outcome) twice in one event, which the delta write refuses (compiled with numba)."
+    return int(_first_repeat(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(idx, dtype=np.int64), int(size)))
+
 def delta_events(W,               # `[cues, outcomes]` float64, C-contiguous: the weights, updated in place
                  cue_ptr,         # `[E+1]` integers: event e's cues are `cue_idx[cue_ptr[e]:cue_ptr[e+1]]`
                  cue_idx,         # integer rows of `W`, no row twice in one event
@@ -235,6 +252,9 @@ def delta_events(W,               # `[cues, outcomes]` float64, C-contiguous: th
         raise ValueError('cue_ptr and out_ptr must be non-decreasing offsets from 0 to len(cue_idx) and len(out_idx), one more than the events')
     if len(ci) and (ci.min() < 0 or ci.max() >= W.shape[0]): raise ValueError(f'cue indices must lie in 0..{W.shape[0] - 1}')
     if len(oi) and (oi.min() < 0 or oi.max() >= n_out): raise ValueError(f'outcome indices must lie in 0..{n_out - 1}')
+    for name, p, x, size in (('cue', cp, ci, W.shape[0]), ('outcome', op, oi, n_out)):
+        e = _first_repeat(p, x, size)
+        if e >= 0: raise ValueError(f'event {e} lists {"a cue" if name == "cue" else "an outcome"} twice')
     rep = np.ones(E, np.int64) if repeat is None else i64(repeat)
     if len(rep) != E or (len(rep) and rep.min() < 0): raise ValueError('repeat must give a count >= 0 for every event')
     al = np.ascontiguousarray(np.broadcast_to(np.asarray(alpha, dtype=np.float64), (W.shape[0],)))
@@ -280,4 +300,4 @@ def _cache_guard(fn):
             return fn(*args, **kw)
     return guarded
 
-shuffle_rows, summary_row, delta_events = _cache_guard(shuffle_rows), _cache_guard(summary_row), _cache_guard(delta_events)
+shuffle_rows, summary_row, delta_events, first_repeat = (_cache_guard(f) for f in (shuffle_rows, summary_row, delta_events, first_repeat))
