@@ -445,49 +445,55 @@ def learn_pyndl(path,                   # a pyndl event file (gzip or plain)
     "Learn every outcome of a pyndl event file in one pass, as pyndl's `ndl` does: the events stream in chunks into the delta write (`kernels.delta_events`); memory is the weights (cues × outcomes) and one chunk, however many events."
     import pandas as pd
     from pavlovattn.core import check_memory, NonFiniteError
-    from pavlovattn.kernels import delta_events
+    from pavlovattn.kernels import delta_events, first_repeat
     b = tuple(float(x) for x in betas) if isinstance(betas, (tuple, list)) and len(betas) == 2 else None
     if b is None or not all(map(math.isfinite, b)): raise ValueError(f'betas must be two finite numbers (β₁, β₂); got {betas!r}')
     lam, per, chunk = float(lambda_), isinstance(alpha, dict), int(chunk)
     if not math.isfinite(lam): raise ValueError(f'lambda_ must be a finite number; got {lambda_!r}')
     if chunk < 1: raise ValueError(f'chunk must be a positive number of events; got {chunk}')
-    a_of = (lambda x: alpha[x]) if per else (lambda x: alpha)
-    maps, al, W, n_ev = ({}, {}), [], np.zeros((64, 8)), 0           # names -> rows (cues) and columns (outcomes), in order of first appearance
+    cm, om, al, W, n_ev = {}, {}, [], np.zeros((64, 8)), 0      # names -> rows (cues) and columns (outcomes), in order of first appearance
 
-    def learn(cp, ci, op, oi, rep):                                  # W grows (doubling) as cues and outcomes appear, its size checked first
+    def new(m, x, n, kind):                                      # a name's index, a new one for a name not seen yet
+        j = m.get(x)
+        if j is not None: return j
+        if not x: raise DesignError(f'{path}, line {n}: empty {kind} name (two "_" in a row{", or no cues" if kind == "cue" else ""})')
+        if kind == 'cue':
+            try: a = alpha[x] if per else alpha
+            except KeyError: raise DesignError(f'{path}, line {n}: cue {x!r} has no alpha (alpha= names {len(alpha)} cues)') from None
+            al.append(float(a))
+            if not math.isfinite(al[-1]): raise ValueError(f'alpha of cue {x!r} must be a finite number; got {a!r}')
+        m[x] = len(m); return m[x]
+
+    def learn(cp, ci, op, oi, rep, lines):                       # W grows (doubling) as cues and outcomes appear, its size checked first
         nonlocal W
+        for kind, p, x, m in (('a cue', cp, ci, cm), ('an outcome', op, oi, om)):
+            e = first_repeat(p, x, len(m))
+            if e >= 0: raise DesignError(f'{path}, line {lines[e]}: {kind} appears twice in one event; pyndl refuses it too')
         r, c = W.shape
-        while r < len(maps[0]): r *= 2
-        while c < len(maps[1]): c *= 2
+        while r < len(cm): r *= 2
+        while c < len(om): c *= 2
         if (r, c) != W.shape:
-            check_memory(8.0 * (r * c + W.size), f'the weights of {len(maps[0]):,} cues x {len(maps[1]):,} outcomes of {path}')
-            new = np.zeros((r, c)); new[:W.shape[0], :W.shape[1]] = W; W = new
-        delta_events(W, cp, ci, op, oi, np.array(al + [0.0] * (r - len(al))), b, lam, rep, len(maps[1]))
+            check_memory(8.0 * (r * c + W.size), f'the weights of {len(cm):,} cues x {len(om):,} outcomes of {path}')
+            new_W = np.zeros((r, c)); new_W[:W.shape[0], :W.shape[1]] = W; W = new_W
+        delta_events(W, cp, ci, op, oi, np.array(al + [0.0] * (r - len(al))), b, lam, rep, len(om))
 
-    cp, ci, op, oi, rep = [0], [], [0], [], []
+    cp, ci, op, oi, rep, lines, seen = [0], [], [0], [], [], [], 0
     for cues, outs, freq, n in _pyndl_events(path):
+        seen += 1
         if freq == 0: continue
-        for names, m, idx, kind in ((cues, maps[0], ci, 'cue'), (outs, maps[1], oi, 'outcome')):
-            if len(set(names)) != len(names):
-                raise DesignError(f'{path}, line {n}: {"a cue" if kind == "cue" else "an outcome"} appears twice in one event ({"_".join(names)}); pyndl refuses it too')
-            for x in names:
-                j = m.get(x)
-                if j is None:
-                    if not x: raise DesignError(f'{path}, line {n}: empty {kind} name (two "_" in a row{", or no cues" if kind == "cue" else ""})')
-                    if kind == 'cue':
-                        try: al.append(float(a_of(x)))
-                        except KeyError: raise DesignError(f'{path}, line {n}: cue {x!r} has no alpha (alpha= names {len(alpha)} cues)') from None
-                        if not math.isfinite(al[-1]): raise ValueError(f'alpha of cue {x!r} must be a finite number; got {a_of(x)!r}')
-                    j = m[x] = len(m)
-                idx.append(j)
-        cp.append(len(ci)); op.append(len(oi)); rep.append(freq); n_ev += freq
-        if len(rep) == chunk: learn(cp, ci, op, oi, rep); cp, ci, op, oi, rep = [0], [], [0], [], []
-    if rep: learn(cp, ci, op, oi, rep)
-    if not n_ev: raise DesignError(f'{path}: every event has frequency 0' if maps[0] else f'{path}: no events after the header')
-    w = W[:len(maps[0]), :len(maps[1])]
+        try: ci += [cm[x] for x in cues]
+        except KeyError: ci += [new(cm, x, n, 'cue') for x in cues]
+        if outs:
+            try: oi += [om[x] for x in outs]
+            except KeyError: oi += [new(om, x, n, 'outcome') for x in outs]
+        cp.append(len(ci)); op.append(len(oi)); rep.append(freq); lines.append(n); n_ev += freq
+        if len(rep) == chunk: learn(cp, ci, op, oi, rep, lines); cp, ci, op, oi, rep, lines = [0], [], [0], [], [], []
+    if rep: learn(cp, ci, op, oi, rep, lines)
+    if not n_ev: raise DesignError(f'{path}: every event has frequency 0' if seen else f'{path}: no events after the header')
+    w = W[:len(cm), :len(om)]
     if not np.isfinite(w).all():
         raise NonFiniteError(f'the weights learnt from {path} overflowed (NaN or inf): beta * (sum of the alphas of an event\'s cues) above 2 diverges; lower alpha or betas')
-    out = pd.DataFrame(w.T.copy(), index=pd.Index(list(maps[1]), name='outcomes'), columns=pd.Index(list(maps[0]), name='cues'))
+    out = pd.DataFrame(w.T.copy(), index=pd.Index(list(om), name='outcomes'), columns=pd.Index(list(cm), name='cues'))
     out.attrs.update(events=n_ev, alpha='per cue' if per else float(alpha), betas=b, lambda_=lam)
     return out
 
