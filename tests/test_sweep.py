@@ -1,6 +1,6 @@
 """The sweep runner on real backends: a real Dask LocalCluster of 2 worker processes, a real process pool, real worker and
 driver kills, two real sweeps on one cache, worker resources (GPU) on CPU. Each test is time-boxed (SIGALRM, 120 s); together
-they took 97 s on 2 shared, busy cores (the three-backend table 40 s of it)."""
+they took 103 s on 2 shared, busy cores (the three-backend table 40 s of it)."""
 import json, os, signal, subprocess, sys, textwrap, threading, time
 from pathlib import Path
 import pytest
