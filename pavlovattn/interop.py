@@ -130,6 +130,7 @@ def read_calmr(path,                 # a calmr design table as CSV (R's write.cs
 def _trial_calmr(t) -> str:
     "A trial type in calmr's notation: `10AB(US)`, `10AB`, `1#A`, `10N>(US)`, `10(US)`."
     if t.timeline: raise ValueError(f"trial type {t.label} is timed: calmr has no spelling of it (its RW1972 periods reinforce a period when the US is in it or in the next)")
+    if t.lam is not None or t.beta is not None or t.rate != 1: raise ValueError(f"trial type {t.label} has its phase's lam=/beta= or ++: calmr has no spelling of them (one beta and lambda per US)")
     cue = lambda cs: ''.join(c if len(c) == 1 and c.isalpha() else f'({c})' for c in cs)
     usn = lambda ns: ''.join(f'({n})' for n in ns)                  # the USs by name: (US), or (US_a)(US_b) for named ones
     if t.periods: body = '>'.join(cue(p.cues) + usn(ns) for p, ns in zip(t.periods, t.period_us or tuple(('US',) * u for u in t.us)))
