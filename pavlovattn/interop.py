@@ -324,6 +324,7 @@ def write_palms(design,                 # a design string (native or calmr diale
                ) -> str:                # the text written
     "Write a design as PALMS lines: every trial signed (`+`/`-`/`++`, so every PALMS version reads it alike), `rand/` for `!`, a phase's `lam=`/`beta=` as `lambda=`/`beta=`; probes are left out (nothing learns on them)."
     d = parse_design(design, dialect)
+    if len(d.outcomes) > 1: raise ValueError(f"the design names {len(d.outcomes)} USs ({', '.join(d.outcomes)}): PALMS learns one US, so they have no PALMS spelling (write_calmr keeps them)")
     lines = []
     if params is not None:
         b = params.get('beta', PALMS_DEFAULTS['beta']); b = b if isinstance(b, dict) else {'+': b, '-': b}
@@ -415,6 +416,7 @@ def write_pyndl(design,              # a design string (native or calmr dialect)
                ):
     "Write one group's trial sequence as a pyndl event file (header `cues<TAB>outcomes`): a `+` step has `outcome`, a `-` step none; probes and US-alone steps (nothing learns on them) are left out."
     d = parse_design(design, dialect)
+    if len(d.outcomes) > 1: raise ValueError(f"the design names {len(d.outcomes)} USs ({', '.join(d.outcomes)}): a file written here gives every + event the one outcome {outcome!r} (write_calmr keeps them)")
     names = [g.name for g in d.groups]
     if group is None and len(names) > 1: raise ValueError(f'the design has {len(names)} groups ({", ".join(names)}): pass group= one of them')
     g = d.groups[0] if group is None else {x.name: x for x in d.groups}.get(group)
