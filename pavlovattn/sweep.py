@@ -268,6 +268,7 @@ class _Dask:
         try: import distributed
         except ImportError: raise BackendError(DASK_MISSING)
         self.threads, self.own, self.wait = threads, [], wait
+        self.why = f'waited {wait:g} s (start workers with --resources GPU=1)'
         try:
             if scheduler is None:
                 import logging, torch
@@ -275,6 +276,7 @@ class _Dask:
                 scheduler = distributed.LocalCluster(n_workers=workers or gpus or 2, threads_per_worker=1, processes=True, dashboard_address=':0',
                                                      silence_logs=logging.ERROR, resources={'GPU': 1} if gpus else None)
                 self.own.append(scheduler); self.wait = 0                 # no worker joins a cluster started here
+                self.why = 'the LocalCluster started here has none: torch sees no CUDA device'
             if isinstance(scheduler, distributed.Client): self.client = scheduler
             else: self.client = distributed.Client(scheduler, timeout='20s'); self.own.insert(0, self.client)
         except (OSError, TimeoutError, ValueError, TypeError) as e:
@@ -282,7 +284,8 @@ class _Dask:
         self.dashboard = self.client.dashboard_link
         self.t0, self.checked, self.gpu_seen = time.monotonic(), 0.0, False
         if gpu and not self._offered():
-            note(f"pavlovattn sweep: no Dask worker offers the resource GPU; GPU tasks fail in {self.wait:g} s unless one joins (start workers with --resources GPU=1)")
+            note("pavlovattn sweep: no Dask worker offers the resource GPU; GPU tasks fail " + (f"in {self.wait:g} s unless one joins (start workers with --resources GPU=1)"
+                 if self.wait else f"({self.why})"))
     def _offered(self) -> bool:
         "Whether some worker has offered the resource GPU (asked of the scheduler at most every half second, until one has)."
         if not self.gpu_seen and time.monotonic() - self.checked >= 0.5:
@@ -292,8 +295,7 @@ class _Dask:
     def refuse(self, spec):
         "Why `spec` cannot run here (one line), or None: a GPU task once no worker has offered a GPU for `wait` seconds."
         if not spec['gpu'] or self._offered() or time.monotonic() - self.t0 < self.wait: return None
-        return (f"no Dask worker offers the resource GPU this task asks for (device {spec['config'].get('device')!r}); waited {self.wait:g} s "
-                "(start workers with --resources GPU=1)")
+        return f"no Dask worker offers the resource GPU this task asks for (device {spec['config'].get('device')!r}); {self.why}"
     def slots(self): return max(8, 2 * sum(self.client.nthreads().values()))
     def width(self): return sum(self.client.nthreads().values())
     def submit(self, spec):
