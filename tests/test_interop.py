@@ -259,9 +259,18 @@ def test_palms_writes_every_trial_signed_and_drops_probes():
     ('10a(US)', 'calmr', "cue 'a' has no PALMS spelling"),
     ('10N>(US)', 'calmr', 'periods'),
     ('10(US)/10A', 'calmr', 'US alone'),
+    ('10A(US_a)/10B(US_b) | 1#A', 'calmr', 'the design names 2 USs (US_a, US_b): PALMS learns one US'),   # issue 32, reproducer 10
 ])
 def test_palms_write_refusals(design, dialect, msg):
     with pytest.raises(ValueError, match=re.escape(msg)): write_palms(design, dialect=dialect)
+
+def test_writers_never_merge_named_uss(tmp_path):
+    "Issue 32, reproducer 10: write_palms wrote 10A(US_a)/10B(US_b) as 10A+/10B+ and write_pyndl gave both outcomes the name US; the calmr writer keeps them."
+    s = '10A(US_a)/10B(US_b) | 1#A'
+    with pytest.raises(ValueError, match=re.escape("names 2 USs (US_a, US_b): a file written here gives every + event the one outcome 'US'")):
+        write_pyndl(s, tmp_path / 'e.tab', dialect='calmr')
+    assert not (tmp_path / 'e.tab').exists()
+    assert write_palms('10A(US_a)/10B | 1#A', dialect='calmr') == 'group|10A+/10B-|\n'    # one US, named or not: PALMS's one US
 
 
 # ---------------------------------------------------------------- pyndl event files
