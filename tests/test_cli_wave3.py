@@ -86,6 +86,14 @@ def test_no_ceiling_lifts_them():
     refused('fit', '--steps', '6000', '--restarts', '60', '--subjects', '2000', '--no-ceiling', '--held-out', 'renewal', has='--held-out needs --joint')
     refused('fit', '--steps', str(2**40), '--no-ceiling', has='more than 2,147,483,647')
 
+def test_results_file_is_size_checked_like_csv(tmp_path, monkeypatch):
+    "Reproducer 11: --results-file built the tidy table without the size check --format csv has (300 bytes a row here: 1 cue x 11 steps)."
+    from pavlovattn import designs
+    monkeypatch.setattr(designs, '_available_bytes', lambda device='cpu': 3000)
+    refused('run', '10A+', '--results-file', str(tmp_path / 'r.csv'), has='the --results-file table of this run needs about 3.22 KiB of memory, more than the 2.93 KiB available')
+    refused('run', '10A+', '--format', 'csv', has='the csv table of this run needs about 3.22 KiB')
+    assert not (tmp_path / 'r.csv').exists()
+
 def test_a_device_given_as_a_file_stops_at_a_size_limit():
     refused('run', '--pyndl', '/dev/zero', has='not a regular file')
 

@@ -188,6 +188,15 @@ def recur_call(draw):
         if x is not None: kw[name] = x
     return make((B, T, H, dk), 0.7), make((B, T, H, dv), 1.0), kw
 
+def test_recur_on_meta_tensors_is_one_line():
+    "Issue 32, reproducer 13: recur on meta tensors raised from Tensor.item(); now one line, and check=False gives the shapes on meta."
+    import torch
+    k, v = torch.zeros(2, 3, 1, 4, device='meta'), torch.zeros(2, 3, 1, 1, device='meta')
+    with pytest.raises(ValueError) as e: recur(k, v, rule='delta', beta=0.1)
+    assert 'meta tensors hold no values' in str(e.value) and len(str(e.value).splitlines()) == 1
+    tr = recur(k, v, rule='delta', beta=0.1, check=False)
+    assert tr.pred.device.type == 'meta' and tr.pred.shape == (2, 3, 1, 1)
+
 @FAST
 @given(recur_call())
 def test_recur_runs_or_refuses_with_one_line(call):

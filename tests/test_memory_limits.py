@@ -28,6 +28,11 @@ CHILD = textwrap.dedent('''
                  summarize=lambda: summarize(torch.ones(2, 1, 1, dtype=torch.float64), torch.ones(2, 1, 1, dtype=torch.float64), idx),
                  one_key_trials=lambda: one_key_trials(200_000_000), acquisition_curve=lambda: acquisition_curve('delta', n),
                  mixer=lambda: mixer(x), simulate=lambda: simulate('100A+', subjects=3_000_000, per_subject=True))
+    from pavlovattn.interop import read_palms, read_calmr                          # reproducer 2: files whose trial types are all distinct
+    open('big.rw', 'w').write('G|' + '/'.join(f'1A^{i}+' for i in range(6000)) + '\\n')
+    open('big.csv', 'w').write('Group,P1\\nG,"' + '/'.join(f'1(c{i})(US)' for i in range(6000)) + '"\\n')
+    cases.update(palms_phase=lambda: simulate(read_palms('big.rw')), calmr_cell=lambda: simulate(read_calmr('big.csv')),
+                 repeated_phases=lambda: simulate(' | '.join(['1A+'] * 20000), beta=1e-4))   # 20,000 phases of one trial type: runs
     limit = vm() + 2**30
     resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
     out = dict(available=available_bytes('cpu'), headroom=limit - vm())
@@ -41,8 +46,8 @@ CHILD = textwrap.dedent('''
 ''')
 
 @pytest.fixture(scope='module')
-def child():
-    r = subprocess.run([sys.executable, '-c', CHILD], capture_output=True, text=True, timeout=300)
+def child(tmp_path_factory):
+    r = subprocess.run([sys.executable, '-c', CHILD], capture_output=True, text=True, timeout=300, cwd=tmp_path_factory.mktemp('child'))
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -50,7 +55,8 @@ def test_the_limit_is_the_address_space_limit(child):
     assert child['plain_allocation'] in ('RuntimeError', 'MemoryError')          # the kernel refuses 2 GiB there
     assert abs(child['available'] - child['headroom']) < 64 * 2**20, child          # available_bytes sees RLIMIT_AS less VmSize
 
-ENTRY = ['recur', 'probe_readouts', 'recur_index', 'summarize', 'one_key_trials', 'acquisition_curve', 'mixer', 'simulate']
+ENTRY = ['recur', 'probe_readouts', 'recur_index', 'summarize', 'one_key_trials', 'acquisition_curve', 'mixer', 'simulate',
+         'palms_phase', 'calmr_cell']     # reproducer 2: a PALMS phase and a calmr cell of 6,000 distinct trial types (a few GiB of tables)
 
 @pytest.mark.parametrize('name', ENTRY)
 def test_every_entry_point_refuses_beyond_the_limit_with_one_line(child, name):
@@ -65,3 +71,7 @@ def test_the_same_sizes_fit_without_the_limit():
     check_memory(4 * 2**30, 'a 4 GiB call')                                          # no SizeError
     with pytest.raises(SizeError, match='needs about 1.07 PiB'): check_memory(1.2e15, 'a 1.2 PB call')
     check_memory(CHECK_FROM_BYTES - 1, 'small', 'cpu')
+
+def test_repeated_phases_run_under_the_limit(child):
+    "Reproducer 2: `' | '.join(['1A+'] * 20000)` (97 s and 6.6 GB before) runs within the child's 1 GiB: 20,000 steps of one trial type share one row."
+    assert child['repeated_phases'] == 'ran', child['repeated_phases']
