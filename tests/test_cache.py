@@ -124,9 +124,13 @@ def test_bad_checkpoints_are_rebuilt_with_one_line(tmp_path, monkeypatch, capsys
     def kept(**change):
         buf = io.BytesIO(); torch.save({**ck, **change}, buf); return buf.getvalue()
     evil = io.BytesIO(); marker = tmp_path / 'ran'; torch.save({'state': _Evil(marker)}, evil)
+    w = next(v for v in ck['state'].values() if v.numel() >= 8).contiguous().numpy().tobytes()
+    at = good.find(w); assert at > 0                                               # a tensor's bytes as stored in the file
+    flipped = bytearray(good); flipped[at + 5] ^= 0x10; flipped = bytes(flipped)    # reproducer 3: loaded with outputs off by 2e-7 .. NaN
     b = {k: v for k, v in ref.task.batch(3, torch.Generator().manual_seed(1)).items()}
     with torch.no_grad(): want = ref(b)
-    for name, data, why in (('cut', good[:len(good) // 2], 'plain tensors'), ("another seed's", swapped, 'it holds'),
+    for name, data, why in (('cut', good[:len(good) // 2], 'plain tensors'), ('last byte dropped', good[:-1], 'plain tensors'),
+                            ('a flipped byte in the tensor data', flipped, 'hash'), ("another seed's", swapped, 'it holds'),
                             ('stale version', resealed(code_version='checkpoint v0; pavlovattn cache 3'), 'made by'),
                             ('metric edited, hash kept', kept(metrics={**ck['metrics'], 'final_metric': 1.0}), 'hash'),
                             ('pickled code', evil.getvalue(), 'plain tensors')):
