@@ -392,7 +392,7 @@ def read_pyndl(path,                 # a pyndl event file (gzip or plain)
     if not ev: raise DesignError(f'{path}: no events after the header')
     outs = list(dict.fromkeys(o for _, os_, _, _ in ev for o in os_))
     if outcome is None:
-        if len(outs) > 1: raise DesignError(f'{path}: {len(outs)} outcomes ({", ".join(outs[:8])}{", ..." if len(outs) > 8 else ""}): pass outcome= one of them (each outcome is learned on its own)')
+        if len(outs) > 1: raise DesignError(f'{path}: {len(outs)} outcomes ({", ".join(outs[:8])}{", ..." if len(outs) > 8 else ""}): pass outcome= one of them to read it as a design (each outcome is learned on its own), or learn every outcome\'s weights in one pass with learn_pyndl')
         outcome = outs[0] if outs else None
     elif outcome not in outs: raise DesignError(f'{path}: outcome {outcome!r} is in no event; the outcomes are {", ".join(outs[:8]) or "none"}')
     runs = []                                                    # run-length merged trial types: [text, count]
@@ -443,7 +443,7 @@ def learn_pyndl(path,                   # a pyndl event file (gzip or plain)
                 alpha=0.1,              # salience: one number for every cue, or {cue: α} naming every cue
                 betas=(0.1, 0.1),       # (β₁, β₂): the rate of an outcome that is present, of one that is absent
                 lambda_:float=1.0,      # λ: the target of a present outcome
-                chunk:int=1 << 16,      # events per call of the compiled kernel (memory: one chunk's cue and outcome indices)
+                chunk:int=4096,         # events per call of the compiled kernel (memory: one chunk's cue and outcome indices, about 1 MiB)
                ):                       # `pandas.DataFrame` outcomes × cues (in order of first appearance), as pyndl's `ndl` returns them
     "Learn every outcome of a pyndl event file in one pass, as pyndl's `ndl` does: the events stream in chunks into the delta write (`kernels.delta_events`); memory is the weights (cues × outcomes) and one chunk, however many events."
     import pandas as pd
