@@ -430,6 +430,7 @@ def write_pyndl(design,              # a design string (native or calmr dialect)
         t = tts[i]
         if t.probe or not t.cues: continue
         if t.magnitude != 1: raise ValueError(f'group {g.name}: a US of {t.magnitude:g} x lambda has no pyndl spelling (an event has an outcome or none)')
+        if t.lam is not None or t.beta is not None or t.rate != 1: raise ValueError(f"group {g.name}: trial type {t.label} has its phase's lam=/beta= or ++: pyndl has one lambda and one beta pair per file")
         e = ('_'.join(t.cues), outcome if t.outcome == '+' else '')
         if frequency and rows and rows[-1][0] == e: rows[-1][1] += 1
         else: rows.append([e, 1])
