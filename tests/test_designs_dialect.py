@@ -216,9 +216,10 @@ def test_phase_settings_refused_with_position(bad, msg):
     assert msg in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
 
 def test_phase_settings_have_no_calmr_spelling_and_no_blocks(tmp_path):
-    from pavlovattn.interop import write_calmr
+    from pavlovattn.interop import write_calmr, write_pyndl
     for s in ('lam=0.5/10A+', '10A++'):
         with pytest.raises(ValueError, match='calmr has no spelling of them'): write_calmr(s, tmp_path / 'x.csv')
+        with pytest.raises(ValueError, match='pyndl has one lambda and one beta pair per file'): write_pyndl(s, tmp_path / 'e.tab')
     with pytest.raises(DesignError): parse_design('10A++', dialect='calmr')
     with pytest.raises(DesignError): parse_design('g: lam=0.5/10A(US)', dialect='calmr')
     from pavlovattn.designs import design_blocks
