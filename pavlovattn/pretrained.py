@@ -57,6 +57,7 @@ FLA_LAYERS = {   # fla's layer classes (`fla.layers`, package flash-linear-atten
     'GatedDeltaNet': (('chunk_gated_delta_rule', 'fused_recurrent_gated_delta_rule'), 'gated-delta'),
     'GatedLinearAttention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),
     'MultiScaleRetention': (('chunk_retention', 'fused_chunk_retention', 'parallel_retention', 'fused_recurrent_retention'), 'decay'),   # RetNet
+    'HGRN2Attention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),   # HGRN2: GLA's recurrence, keys 1 - forget gate, values the input
 }
 
 def _kernels(m) -> tuple|None:

@@ -114,13 +114,19 @@ if FLA is None:
             assert initial_state is None and cu_seqlens is None
             return naive_retention(*(x.transpose(1, 2) for x in (q, k, v))).transpose(1, 2), None
         for n in ('chunk_retention', 'fused_chunk_retention', 'parallel_retention', 'fused_recurrent_retention'): monkeypatch.setattr(msr, n, retention)
+        import fla.layers.gla as gla, fla.layers.hgrn2 as hgrn2                # HGRN2 calls GLA's recurrence: the same references
+        for n in ('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'): monkeypatch.setattr(hgrn2, n, getattr(gla, n))
+        monkeypatch.setattr(hgrn2, 'swish', F.silu)                            # its query activation (fla's Triton swish: x sigmoid(x))
+        from fla.modules.norm import layernorm                                 # HGRN2's output norm and projection (after the recurrence)
+        monkeypatch.setattr(hgrn2, 'rms_norm_linear', lambda x, nw, nb, lw, lb, residual=None, eps=1e-5, **kw:
+                            F.linear(layernorm.rms_norm_ref(x, nw, nb, eps=eps, upcast=True).to(x), lw, lb))
 
-FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay')]
+FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay'), ('HGRN2', 'gla')]
 
 def fla_model(name, vocab=50, seed=0):
     import fla.models as M
     cfg = getattr(M, f'{name}Config')(hidden_size=32, num_heads=2, num_hidden_layers=2, vocab_size=vocab, hidden_ratio=2, fuse_norm=False,
-                                      fuse_swiglu=False, fuse_cross_entropy=False)
+                                      fuse_swiglu=False, fuse_cross_entropy=False, **(dict(expand_ratio=16) if name == 'HGRN2' else {}))
     torch.manual_seed(seed); m = getattr(M, f'{name}ForCausalLM')(cfg).eval()
     for layer in m.model.layers:
         if hasattr(layer.attn, 'gate_fn'):   # GLA's and RetNet's output gate (fla's Triton swish), after the recurrence
@@ -130,7 +136,7 @@ def fla_model(name, vocab=50, seed=0):
 @needs_fla
 @pytest.mark.parametrize('name, rule', FLA_MODELS)
 def test_fla_model_exact(fla_models_on_cpu, name, rule):
-    "fla's DeltaNet, Gated DeltaNet, GLA and RetNet models: each layer's reading (after its convolutions, activations, q/k norm, beta sigmoid and gate) replayed by our recurrence gives its core output within 1e-5, float32, over 70 tokens."
+    "fla's DeltaNet, Gated DeltaNet, GLA, RetNet and HGRN2 models: each layer's reading (after its convolutions, activations, q/k norm, beta sigmoid and gate) replayed by our recurrence gives its core output within 1e-5, float32, over 70 tokens."
     m = fla_model(name)
     R = pt.read_layers(m, torch.randint(0, 50, (2, 70), generator=torch.Generator().manual_seed(5)))
     layers = {k: r for k, r in R.items() if k != 'logits'}
