@@ -4,7 +4,8 @@ Workload: one head, d_k = d_v = D (64), unit keys, random values, rates in (0, 1
 has them, float32, the current device (CPU unless CUDA is present). For every fixed-state family of
 `pavlovattn.families.FAMILIES`, algorithm in {sequential, chunked (C = 64)}, T in {256, 1024, 4096}, batch in {1, 16}:
   fwd      recur(..., algorithm=A, reads='out') under torch.no_grad() (outputs and final state: what a layer computes)
-  fwd+bwd  recur(...) with gradients on q, k, v, beta, then backward() of the outputs' sum (T <= 1024 only)
+  fwd+bwd  recur(...) with gradients on q, k, v, beta, then backward() with a fixed random gradient of the outputs (T <= 1024
+           only; until 2026-12-03 the outputs' sum, whose one broadcast number sends batched products down a per-matrix path)
 Protocol: one warm-up call per cell, then the median of REPEATS calls; the two algorithms of a cell are timed back to
 back, so each ratio compares like with like under the same load. The plain numpy loop (DeltaNet, batch 1, float64 and
 float32, the textbook per-step update) is the baseline for the reference loop itself.
@@ -55,10 +56,11 @@ def cell(fam, B, T, D, device, alg, bwd, repeats, dtype=torch.float32):
         def f():
             with torch.no_grad(): recur(k, v, q, rule=fam.name, algorithm=alg, check=False, reads='out', **kw)
     else:
+        G = torch.randn(v.shape, generator=torch.Generator().manual_seed(1)).to(v)   # the outputs' gradient (as a layer's)
         def f():
             xs = [x.clone().requires_grad_() for x in (q, k, v, kw['beta'])]
             tr = recur(xs[1], xs[2], xs[0], rule=fam.name, algorithm=alg, check=False, reads='out', **{**kw, 'beta': xs[3]})
-            tr.out.sum().backward()
+            tr.out.backward(G)
     if device.type == 'cuda':
         g = f
         def f(): g(); torch.cuda.synchronize()

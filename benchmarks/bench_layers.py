@@ -13,7 +13,9 @@ Part `rates` (issue 29): the chunked form's arithmetic rate per family, next to 
 transformers' torch fallback (`torch_chunk_gated_delta_rule` of Qwen3-Next) on the same inputs, and the measured rate of
 64 x 64 batched matrix products, all in one run. Workload: one head, d_k = d_v = 64, chunk 64, float32, unit keys,
 rates in (0, 1), gates in (0.9, 1) (`bench_chunked.inputs`), batch in --rate-batch, T in --rate-T; forward under no_grad
-and, for the delta families, forward + backward of the outputs' sum. GFLOP/s use one nominal count for every
+and, for the error-correcting families, forward + backward with a fixed random gradient of the outputs (as a layer's
+backward brings; until 2026-12-03 the outputs' sum, whose gradient is one number broadcast with zero strides, which
+sends torch's batched products down a per-matrix path once no zero-filled copy stands in between). GFLOP/s use one nominal count for every
 implementation of a family, the chunked algorithm's products per chunk of C steps and d = 64 channels: error-correcting
 families 8 C^2 d + 6 C d^2 (the pair matrix, the triangular solve on [U, W], errors, state update, the causal read,
 P U and Q S), the others 4 C^2 d + 4 C d^2; so a ratio of rates is a ratio of times. `matmul` is torch.bmm on
@@ -139,12 +141,13 @@ def rates(a, D=64, C=64):
                 mm = matmul_rate(M, a.repeats)
                 ours = lambda q, k, v, kw: recur(k, v, q, rule=rule, algorithm='chunked', chunk=C, check=False, reads='out', **kw).out
                 impls = {'ours (chunked)': ours, **references(fam, q, k, v, kw, C)}
+                G = torch.randn(q.shape, generator=torch.Generator().manual_seed(1))   # the outputs' gradient (as a layer's)
                 for bwd in ((False, True) if ec else (False,)):
                     t_ours, ref_out = None, None
                     for name, f in impls.items():
                         if bwd:
                             def run(f=f):
-                                xs = [x.clone().requires_grad_() for x in (q, k, v)]; f(*xs, kw).sum().backward()
+                                xs = [x.clone().requires_grad_() for x in (q, k, v)]; f(*xs, kw).backward(G)
                         else:
                             def run(f=f):
                                 with torch.no_grad(): return f(q, k, v, kw)
