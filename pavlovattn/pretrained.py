@@ -250,9 +250,11 @@ def _encode(tok, p:Prompt) -> tuple:
     "Token ids `[1,T]` of a prompt, the token position of each cue occurrence (its word's last token), and the US's first token."
     e = tok(p.text, return_offsets_mapping=True)                  # with the tokenizer's own special tokens (a BOS where it adds one)
     ends = [b for _, b in e['offset_mapping']]
+    us = tok(' ' + p.us, add_special_tokens=False)['input_ids']
+    if not us or max(ends, default=0) < len(p.text):
+        raise ValueError(f"the tokenizer ({type(tok).__name__}) does not cover the prompt (no token for {p.us!r}, or none at its end): is it the model's own?")
     pos = [(c, min(i for i, b in enumerate(ends) if b >= end)) for c, end in p.cues]   # the token holding the word's last character
-    us = tok(' ' + p.us, add_special_tokens=False)['input_ids'][0]
-    return torch.tensor([e['input_ids']]), pos, us
+    return torch.tensor([e['input_ids']]), pos, us[0]
 
 @torch.no_grad()
 def us_logprob(model, tok, p:Prompt) -> float:

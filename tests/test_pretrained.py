@@ -123,10 +123,10 @@ if FLA is None:
 
 FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay'), ('HGRN2', 'gla')]
 
-def fla_model(name, vocab=50, seed=0):
+def fla_model(name, vocab=50, seed=0, **kw):
     import fla.models as M
     cfg = getattr(M, f'{name}Config')(hidden_size=32, num_heads=2, num_hidden_layers=2, vocab_size=vocab, hidden_ratio=2, fuse_norm=False,
-                                      fuse_swiglu=False, fuse_cross_entropy=False, **(dict(expand_ratio=16) if name == 'HGRN2' else {}))
+                                      fuse_swiglu=False, fuse_cross_entropy=False, **(dict(expand_ratio=16) if name == 'HGRN2' else {}), **kw)
     torch.manual_seed(seed); m = getattr(M, f'{name}ForCausalLM')(cfg).eval()
     for layer in m.model.layers:
         if hasattr(layer.attn, 'gate_fn'):   # GLA's and RetNet's output gate (fla's Triton swish), after the recurrence
@@ -226,3 +226,35 @@ def test_fla_generate_is_read_whole(fla_cache_on_cpu):
         assert s.k.shape[1] == 13
         for f in ('q', 'k', 'v', 'beta', 'gamma', 'core'):
             assert pt.rel_error(getattr(s, f), getattr(full[n], f)) < 1e-5, (n, f)
+
+
+def _same_results(out, api):
+    "The CLI's JSON and the API's summary of the same model: the same layers, contrasts and heads, numbers within 1e-6 (float32 passes)."
+    assert out['exactness'].keys() == api['exactness'].keys() and max(out['exactness'].values()) < 1e-5
+    assert [r['contrast'] for r in out['text']] == [r['contrast'] for r in api['text']] and len(out['heads']) == len(api['heads'])
+    for a, b in zip(out['text'] + out['heads'], api['text'] + api['heads']):
+        for k, v in b.items():
+            if isinstance(v, float): assert abs(a[k] - v) <= 1e-6 * max(1.0, abs(v)), (k, a[k], v)
+            else: assert a[k] == v, (k, a[k], v)
+
+@pytest.mark.parametrize('arch', list(pt.ARCHS))
+def test_cli_local_directory(tmp_path, capsys, arch):
+    """Every transformers model type saved to a directory (`save_pretrained`, with the page's word tokenizer), then `pavlovattn probe-model DIR`: loaded by transformers' own loader from that directory, nothing fetched, and its JSON equals the API's `probe_model` on the model in memory.
+    Qwen3.5-MoE: transformers (5.23) loads a directory of that model type with Qwen3.5's own tokenizer class, which does not read the word tokenizer's vocabulary back: the command says so in one line (exit 2) rather than probing unknown tokens."""
+    tok = pt.word_tokenizer(); m = pt.tiny_model(arch, vocab=len(tok), seed=2)
+    m.save_pretrained(tmp_path); tok.save_pretrained(tmp_path)
+    code = main(['probe-model', str(tmp_path), '--n', '2', '--format', 'json']); out, err = capsys.readouterr()
+    if arch == 'qwen3_5_moe':
+        last = err.strip().splitlines()[-1]                             # after transformers' own progress bars
+        assert code == 2 and last.startswith('pavlovattn probe-model: the tokenizer') and 'does not cover the prompt' in last; return
+    assert code == 0
+    _same_results(json.loads(out), json.loads(json.dumps(pt.summary(pt.probe_model(m, tok, n=2), str(tmp_path)))))
+
+@needs_fla
+@pytest.mark.parametrize('name', ['DeltaNet', 'GatedDeltaNet', 'HGRN2'])
+def test_fla_cli_local_directory(fla_models_on_cpu, tmp_path, capsys, name):
+    "fla's models saved to a directory, then `pavlovattn probe-model DIR` (fla's model types registered with transformers' loader by `load_model`): the JSON equals the API's `probe_model` on the model in memory. (GLA and RetNet are left out: their output gate, fla's Triton swish, is rebuilt by loading, and a CPU cannot run it.)"
+    tok = pt.word_tokenizer(); m = fla_model(name, vocab=len(tok), seed=2, **(dict(head_dim=16) if name == 'GatedDeltaNet' else {}))   # fla's reference loops over heads of 256 x 512 slowly
+    m.save_pretrained(tmp_path); tok.save_pretrained(tmp_path)
+    assert main(['probe-model', str(tmp_path), '--n', '2', '--format', 'json']) == 0
+    _same_results(json.loads(capsys.readouterr().out), json.loads(json.dumps(pt.summary(pt.probe_model(m, tok, n=2), str(tmp_path)))))
