@@ -33,9 +33,10 @@ def test_cli_missing_model(capsys):
     assert '\n' not in err and 'hf download no-such-org/no-such-model' in err
 
 
-def test_cli_tiny_json(capsys):
-    "probe-model on a tiny random model, as JSON: the exactness, the text contrasts and every head's row."
-    assert main(['probe-model', 'tiny:qwen3_5', '--n', '2', '--format', 'json']) == 0
+@pytest.mark.parametrize('arch', list(pt.ARCHS))
+def test_cli_tiny_json(capsys, arch):
+    "probe-model on a tiny random model of every transformers model type, as JSON: the exactness, the text contrasts and every head's row."
+    assert main(['probe-model', f'tiny:{arch}', '--n', '2', '--format', 'json']) == 0
     out = json.loads(capsys.readouterr().out)
     assert max(out['exactness'].values()) < 1e-5
     assert [r['contrast'] for r in out['text']][:2] == ['acquisition (vs never-presented)', 'blocking index (control - blocked)']
