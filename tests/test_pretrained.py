@@ -107,6 +107,8 @@ if FLA is None:
         import fla.modules.mlp as mlp, fla.modules.rotary.ops as rot, fla.layers.multiscale_retention as msr
         from fla.ops.retention.naive import naive_retention
         monkeypatch.setattr(mlp, 'swiglu', lambda x, y: F.silu(x.float()).to(x) * y)
+        from fla.modules.activations import ACT2FN                             # GLA's and RetNet's output gate as built (e.g. by loading): torch's SiLU
+        monkeypatch.setitem(ACT2FN, 'swish', F.silu)
         def rotary(x, cos, sin, interleaved=False, seqlen_offsets=0, cu_seqlens=None, **kw):   # fla's torch reference at the positions
             assert cu_seqlens is None and isinstance(seqlen_offsets, int)
             T = x.shape[1]; return rot.rotary_embedding_ref(x, cos[seqlen_offsets:seqlen_offsets + T], sin[seqlen_offsets:seqlen_offsets + T], interleaved)
@@ -252,9 +254,9 @@ def test_cli_local_directory(tmp_path, capsys, arch):
     _same_results(json.loads(out), json.loads(json.dumps(pt.summary(pt.probe_model(m, tok, n=2), str(tmp_path)))))
 
 @needs_fla
-@pytest.mark.parametrize('name', ['DeltaNet', 'GatedDeltaNet', 'HGRN2'])
+@pytest.mark.parametrize('name', [n for n, _ in FLA_MODELS])
 def test_fla_cli_local_directory(fla_models_on_cpu, tmp_path, capsys, name):
-    "fla's models saved to a directory, then `pavlovattn probe-model DIR` (fla's model types registered with transformers' loader by `load_model`): the JSON equals the API's `probe_model` on the model in memory. (GLA and RetNet are left out: their output gate, fla's Triton swish, is rebuilt by loading, and a CPU cannot run it.)"
+    "fla's models saved to a directory, then `pavlovattn probe-model DIR` (fla's model types registered with transformers' loader by `load_model`): the JSON equals the API's `probe_model` on the model in memory."
     tok = pt.word_tokenizer(); m = fla_model(name, vocab=len(tok), seed=2, **(dict(head_dim=16) if name == 'GatedDeltaNet' else {}))   # fla's reference loops over heads of 256 x 512 slowly
     m.save_pretrained(tmp_path); tok.save_pretrained(tmp_path)
     assert main(['probe-model', str(tmp_path), '--n', '2', '--format', 'json']) == 0
