@@ -10,6 +10,8 @@ plotting library (seaborn) is replaced by an empty module, since no plot is draw
   (`RescorlaWagner(alpha=0.3)`, one subject: it is deterministic) at every time step of every trial: the value before its update;
 - CCNLab's empirical results, and its read-out of the RW responses (`simulated_results`) with the score CCNLab's baseline
   script computes (Pearson r; the ratio of ratios for two points);
+- CCNLab's Kalman filter and temporal-difference baselines at their defaults, through the same read-out and score (`baselines`;
+  TD only where every trial of the experiment has the same length, since CCNLab's TD is sized for one trial length);
 - for every family of `pavlovattn.core.RULES` at its defaults (beta 0.3), our per-step values on our own reading of the schedule
   (`pavlovattn.animal.ccnlab_design` and `timestep_values`) put through CCNLab's read-out and score: the timestep protocol.
 
@@ -42,7 +44,7 @@ def main():
     sys.path.insert(0, str(path))
     import ccnlab.benchmarks.classical as classical
     import ccnlab.evaluation as evaluation
-    from ccnlab.baselines.basic import RescorlaWagner
+    from ccnlab.baselines.basic import RescorlaWagner, KalmanFilter, TemporalDifference
     sys.path.insert(0, str(ROOT))
     from pavlovattn.animal import ccnlab_design, timestep_values
     from pavlovattn.core import RULES
@@ -80,6 +82,17 @@ def main():
             groups[g] = dict(trials=seq, phases=[exp.phase(g, i) for i in range(len(trials))], rw=rw)
         e = dict(kinds=kinds, groups=groups, empirical=_records(exp.empirical_results), citation=exp.meta.get('citation'))
         e['rw_simulated'], e['rw_score'], e['score_kind'] = ccnlab_score(exp, {g: v['rw'] for g, v in groups.items()})
+        def run(make):                                                   # CCNLab's own baseline, one subject (deterministic), every step
+            per = {}
+            for g, trials in exp.stimuli.items():
+                model = make()
+                per[g] = [[float(model.act(*exp.stimulus(g, i, t, vector=True), t)) for t in range(len(trial))] for i, trial in enumerate(trials)]
+            return per
+        lengths = {len(trial) for trials in exp.stimuli.values() for trial in trials}
+        dims = dict(cs_dim=len(exp.cs_space), ctx_dim=len(exp.ctx_space))
+        e['baselines'] = {'Kalman filter': ccnlab_score(exp, run(lambda: KalmanFilter(**dims)))[1],    # CCNLab's defaults
+                          'temporal difference': ccnlab_score(exp, run(lambda: TemporalDifference(**dims, num_timesteps=min(lengths))))[1]
+                          if len(lengths) == 1 else None}   # TD is sized for one trial length: with trials of different lengths it is not run
         design, names = ccnlab_design({g: [kinds[k] for k in v['trials']] for g, v in groups.items()})
         e['families'] = {}
         for rule in RULES:
@@ -92,7 +105,7 @@ def main():
             _, s, _ = ccnlab_score(exp, per_trial)
             e['families'][rule] = s
         out['experiments'][name] = e
-        print(f"{name}: RW {e['score_kind']} {e['rw_score']}; " + ', '.join(f'{r} {s if s is None else round(s, 3)}' for r, s in e['families'].items()))
+        print(f"{name}: RW {e['score_kind']} {e['rw_score']}; " + ', '.join(f'{r} {s if s is None else round(s, 3)}' for r, s in (e['families'] | e['baselines']).items()))
     OUT.write_bytes(gzip.compress(json.dumps(out, separators=(',', ':')).encode(), mtime=0))
     print(f'{OUT}: {OUT.stat().st_size:,} bytes, {len(out["experiments"])} experiments')
 

@@ -398,6 +398,12 @@ def test_ccnlab_schedules_read_as_timelines_give_its_rw_baseline_at_every_step()
     for e in fx['experiments'].values():                       # delta's scores through CCNLab's read-out are its RW baseline's
         assert (e['families']['delta'] is None) == (e['rw_score'] is None)
         if e['rw_score'] is not None: assert abs(e['families']['delta'] - e['rw_score']) < 1e-9
+    # CCNLab's Kalman filter and TD baselines, scored by the fixture script: TD only where every trial has the same length
+    mixed = {n for n, e in fx['experiments'].items() if len({len(e['kinds'][k]) for g in e['groups'].values() for k in g['trials']}) > 1}
+    assert mixed == {'Recovery_ExternalDisinhibition'}
+    for n, e in fx['experiments'].items():
+        assert set(e['baselines']) == {'Kalman filter', 'temporal difference'} and (n not in mixed or e['baselines']['temporal difference'] is None)
+        for s in e['baselines'].values(): assert s is None or (-1 - 1e-9 <= s <= 1 + 1e-9)
 
 
 def test_ccnlab_design_by_hand_and_refusals():
