@@ -58,6 +58,7 @@ FLA_LAYERS = {   # fla's layer classes (`fla.layers`, package flash-linear-atten
     'GatedLinearAttention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),
     'MultiScaleRetention': (('chunk_retention', 'fused_chunk_retention', 'parallel_retention', 'fused_recurrent_retention'), 'decay'),   # RetNet
     'HGRN2Attention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),   # HGRN2: GLA's recurrence, keys 1 - forget gate, values the input
+    'LinearAttention': (('chunk_linear_attn', 'fused_chunk_linear_attn', 'fused_recurrent_linear_attn'), 'hebbian'),   # without its normalised read-out
 }
 
 def _kernels(m) -> tuple|None:
@@ -87,6 +88,7 @@ def _l2(x, eps=1e-6): return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + eps
 
 def _convert(a:dict, core, rule:str, retention:bool=False) -> Reading:
     "A recurrence call's arguments (q, k, v, g or gk, beta and the kernel's flags) as `recur` takes them: fp32; the q/k L2 norm, β sigmoid and gate that the kernel applies itself applied here; q scaled (dk^-1/2 unless the call gives a scale); key heads repeated per value head."
+    if a.get('normalize'): raise ValueError("fla's LinearAttention with a normalised read-out (norm_feature_map=True) is not read: its cached state is (S, z), not one matrix")
     q, k, v = (a[n].float() for n in 'qkv')
     if a.get('use_qk_l2norm_in_kernel', False): q, k = _l2(q), _l2(k)
     r = v.shape[2] // k.shape[2]

@@ -124,7 +124,7 @@ if FLA is None:
         monkeypatch.setattr(hgrn2, 'rms_norm_linear', lambda x, nw, nb, lw, lb, residual=None, eps=1e-5, **kw:
                             F.linear(layernorm.rms_norm_ref(x, nw, nb, eps=eps, upcast=True).to(x), lw, lb))
 
-FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay'), ('HGRN2', 'gla')]
+FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay'), ('HGRN2', 'gla'), ('LinearAttention', 'hebbian')]
 
 def fla_model(name, vocab=50, seed=0, **kw):
     import fla.models as M
@@ -261,3 +261,11 @@ def test_fla_cli_local_directory(fla_models_on_cpu, tmp_path, capsys, name):
     m.save_pretrained(tmp_path); tok.save_pretrained(tmp_path)
     assert main(['probe-model', str(tmp_path), '--n', '2', '--format', 'json']) == 0
     _same_results(json.loads(capsys.readouterr().out), json.loads(json.dumps(pt.summary(pt.probe_model(m, tok, n=2), str(tmp_path)))))
+
+@needs_fla
+def test_fla_normalised_linear_attention_refused(fla_models_on_cpu):
+    "fla's linear attention with its normalised read-out (S q / z q, cached as the pair (S, z)) is refused in one line, and the model's functions are put back."
+    import fla.layers.linear_attn as la
+    m = fla_model('LinearAttention', norm_feature_map=True); before = la.fused_recurrent_linear_attn
+    with pytest.raises(ValueError, match='normalised read-out'): pt.read_layers(m, torch.randint(0, 50, (1, 6)))
+    assert la.fused_recurrent_linear_attn is before
