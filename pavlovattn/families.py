@@ -479,8 +479,10 @@ def _pair(x, y, Gx, Gy, diag, channel):
         return (x @ y.transpose(-1, -2)) * D.exp()
     # per-channel gates: the exponent differs per key feature, so exp(Gx_t - Gy_s) cannot be one [t, s] factor. Sub-chunks of
     # `sub` steps: within a sub-chunk it is materialised ([sub, sub, dk]); an earlier sub-chunk is reached through r, the
-    # log-gate just before the sub-chunk: exp(Gx_t - Gy_s) = exp(Gx_t - r) exp(r - Gy_s), both exponents <= 0 (never overflows)
-    sub, rows = 16, []
+    # log-gate just before the sub-chunk: exp(Gx_t - Gy_s) = exp(Gx_t - r) exp(r - Gy_s), both exponents <= 0 (never overflows).
+    # The materialised part grows with `sub` (C sub dk numbers): 8 rather than 16 made this function 1.1-2.4x faster, with a
+    # gradient 1.1-1.7x (chunks of 16 and 64, d_k 32 and 64, 4-256 chunks at once); 4 was slower with few chunks at once
+    sub, rows = 8, []
     for a in range(0, C, sub):
         b = min(C, a + sub); xa, Ga = x[..., a:b, :], Gx[..., a:b, :]
         D = (Ga[..., :, None, :] - Gy[..., None, a:b, :]).masked_fill(~mask[a:b, a:b, None], float('-inf'))   # [..., t, s, dk]

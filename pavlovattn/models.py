@@ -248,7 +248,7 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../nbs/12_models.ipynb #7592f6d1
-code_kind('checkpoint', 2, 'checkpoints', ('pavlovattn.models:_power_slots', 'pavlovattn.models:token_recall', 'pavlovattn.models:VectorTask',
+code_kind('checkpoint', 3, 'checkpoints', ('pavlovattn.models:_power_slots', 'pavlovattn.models:token_recall', 'pavlovattn.models:VectorTask',
           'pavlovattn.models:TokenTask', 'pavlovattn.models:TASKS', 'pavlovattn.models:AssocLM', 'pavlovattn.models:loss_and_metric',
           'pavlovattn.models:TrainConfig', 'pavlovattn.models:_ARCH', 'pavlovattn.models:train', 'pavlovattn.models:_train',
           'pavlovattn.layers', 'pavlovattn.families', 'pavlovattn.core'))
@@ -338,7 +338,7 @@ def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False,
     return model, dict(metrics, cached=False, source='trained', checkpoint=str(path), sha256=sha)
 
 # %% ../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 2, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.models:lr_sweep', 'pavlovattn.models:_best'))
+code_kind('lr-sweep', 3, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.models:lr_sweep', 'pavlovattn.models:_best'))
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."

@@ -470,7 +470,7 @@ def save(df, path) -> str:
     except CacheError as e: raise BackendError(f'cannot write the table to {str(path)!r}: {e}')
 
 # %% ../nbs/17_sweep.ipynb #403c52c5
-@kind('capacity', code=('pavlovattn.capacity', 'pavlovattn.core', 'pavlovattn.families'))
+@kind('capacity', 2, code=('pavlovattn.capacity', 'pavlovattn.core', 'pavlovattn.families'))
 def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
     "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
     import torch

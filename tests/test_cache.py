@@ -55,7 +55,7 @@ def test_checks_and_lines():
 
 
 # ---- one root, one layout, one invalidation rule (issues 33, 32, 36) ----
-import io, shutil
+import io, re, shutil
 from pathlib import Path
 import torch
 from pavlovattn import cache
@@ -167,7 +167,8 @@ def test_two_processes_on_one_entry(tmp_path):
     got = [json.loads(o[0]) for o in outs]
     assert sorted(g['source'] for g in got) == ['loaded', 'trained'] and got[0]['sha'] == got[1]['sha']
     files = sorted(p.name for p in (tmp_path / 'checkpoints').iterdir())
-    assert files == [f'{TrainConfig(**TINY).key()}.v1.pt', f'{TrainConfig(**TINY).key()}.v1.pt.lock']
+    v = KINDS['checkpoint'].version
+    assert files == [f'{TrainConfig(**TINY).key()}.v{v}.pt', f'{TrainConfig(**TINY).key()}.v{v}.pt.lock']
 
 WRITER = ("import sys; from pavlovattn.cache import write_json\n"
           "for i in range(150): write_json(sys.argv[1], dict(who=sys.argv[2], x=list(range(3000 + i))))\n")
@@ -196,7 +197,7 @@ def _legacy(tmp_path, monkeypatch):
     for kind, pre in (('lr-sweeps', 'sweep-'), ('probes', 'probes-')):
         for f in (new / kind).glob('*.json'):
             o = {k: v for k, v in json.loads(f.read_text()).items() if k not in ('code_version', 'sha256', 'model')}
-            (src / 'checkpoints' / (pre + f.name.replace('.v1.json', '.json'))).write_text(json.dumps(sealed(o, V)))
+            (src / 'checkpoints' / (pre + re.sub(r'\.v\d+\.json$', '.json', f.name))).write_text(json.dumps(sealed(o, V)))
     return src, kw, res
 
 def test_migrate_re_keys_a_legacy_cache(tmp_path, monkeypatch, capsys):
@@ -223,7 +224,7 @@ def test_migrate_command(tmp_path, monkeypatch):
     env = {**os.environ, 'PAVLOVATTN_CACHE': str(tmp_path / 'elsewhere')}
     r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(src), str(tmp_path / 'dst')], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == f"migrated 3, already current 0, refused 0 (into {tmp_path / 'dst'})", (r.stdout, r.stderr)
-    assert len(list((tmp_path / 'dst' / 'checkpoints').glob('*.v1.pt'))) == 1 and not (tmp_path / 'elsewhere').exists()
+    assert len(list((tmp_path / 'dst' / 'checkpoints').glob(f"*.v{KINDS['checkpoint'].version}.pt"))) == 1 and not (tmp_path / 'elsewhere').exists()
     r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(tmp_path / 'nowhere')], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'not a folder' in r.stderr
 
