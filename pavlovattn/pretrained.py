@@ -59,6 +59,7 @@ FLA_LAYERS = {   # fla's layer classes (`fla.layers`, package flash-linear-atten
     'MultiScaleRetention': (('chunk_retention', 'fused_chunk_retention', 'parallel_retention', 'fused_recurrent_retention'), 'decay'),   # RetNet
     'HGRN2Attention': (('chunk_gla', 'fused_chunk_gla', 'fused_recurrent_gla'), 'gla'),   # HGRN2: GLA's recurrence, keys 1 - forget gate, values the input
     'LinearAttention': (('chunk_linear_attn', 'fused_chunk_linear_attn', 'fused_recurrent_linear_attn'), 'hebbian'),   # without its normalised read-out
+    'KimiDeltaAttention': (('chunk_kda', 'fused_recurrent_kda'), 'channel-gate'),   # KDA: the gated delta rule with a decay per key channel
 }
 
 def _kernels(m) -> tuple|None:
@@ -80,7 +81,7 @@ class Reading(NamedTuple):
     k: torch.Tensor      # [B,T,H,dk] keys (after the recurrence's own q/k norm, repeated over value heads)
     v: torch.Tensor      # [B,T,H,dv] values (after the layer's convolution and activation)
     beta: torch.Tensor   # [B,T,H] write rates (ones where the layer has none: GLA)
-    gamma: torch.Tensor  # [B,T,H] decays, exp of the layer's log-space gate (ones for the delta rule); [B,T,H,dk] per key channel (GLA)
+    gamma: torch.Tensor  # [B,T,H] decays, exp of the layer's log-space gate (ones for the delta rule); [B,T,H,dk] per key channel (GLA, HGRN2, KDA)
     core: torch.Tensor   # [B,T,H,dv] the layer's own recurrence output, before its output gate, norm and projection
     rule: str = 'gated-delta'   # the family of `recur` the layer runs: 'delta', 'gated-delta', 'gla' or 'decay' (retention)
 
@@ -98,7 +99,10 @@ def _convert(a:dict, core, rule:str, retention:bool=False) -> Reading:
     beta = ones if a.get('beta') is None else a['beta'].float()
     if a.get('use_beta_sigmoid_in_kernel'): beta = beta.sigmoid() * (2 if a.get('allow_neg_eigval') else 1)
     g = a.get('g', a.get('gk'))
-    if g is not None and a.get('use_gate_in_kernel'): g = -a['A_log'].float().exp() * F.softplus(g.float() + a['dt_bias'].float())
+    if g is not None and a.get('use_gate_in_kernel'):   # per head (Gated DeltaNet: g [B,T,H]) or per head and key channel (KDA: [B,T,H,dk])
+        H, ch = g.shape[2], g.shape[3:]; A = 1.0 if a.get('A_log') is None else a['A_log'].float().exp().reshape(H, *(1 for _ in ch))
+        x = g.float() + (0 if a.get('dt_bias') is None else a['dt_bias'].float().reshape(H, *ch))
+        g = -A * F.softplus(x) if a.get('lower_bound') is None else a['lower_bound'] * torch.sigmoid(A * x)   # KDA's bounded gate
     if g is None and retention:   # retention's fixed decay of head h, 1 - 2^(-5-h), which its kernels compute themselves
         g = torch.log1p(-torch.exp2(-5.0 - torch.arange(v.shape[2], device=v.device, dtype=torch.float64))).float().expand(v.shape[:3])
     return Reading(q, k, v, beta, ones if g is None else g.float().exp(), core.float(), rule)

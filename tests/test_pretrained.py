@@ -1,6 +1,6 @@
 """The pretrained adapters (pavlovattn.pretrained) at the head sizes of released checkpoints, and `pavlovattn probe-model` end to end on
 tiny random models: nothing is downloaded (HF_HUB_OFFLINE), a missing model is one line and exit status 2."""
-import importlib, json, os, sys
+import importlib, json, math, os, sys
 import pytest
 os.environ.setdefault('HF_HUB_OFFLINE', '1')
 transformers = pytest.importorskip('transformers', reason='the pretrained adapters need transformers (pip install "pavlovattn[hf]")')
@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 from pavlovattn import pretrained as pt
 from pavlovattn.cli import main
+from pavlovattn.families import family
 
 
 @pytest.mark.parametrize('arch', ['qwen3_next', 'olmo_hybrid'])
@@ -100,13 +101,24 @@ FLA = _fla_missing()
 needs_fla = pytest.mark.skipif(FLA is not None, reason=f"fla's model classes do not import here ({FLA}); pip install -e '.[dev]' (or '.[fla]')")
 if FLA is None:
     sys.path.insert(0, os.path.dirname(__file__))
-    from test_fla_layers import fla_on_cpu   # noqa: F401  (the fixture)
+    from test_fla_layers import fla_on_cpu, _l2   # noqa: F401  (the fixture, and fla's q/k norm)
 
     @pytest.fixture
     def fla_models_on_cpu(fla_on_cpu, monkeypatch):
         import fla.modules.mlp as mlp, fla.modules.rotary.ops as rot, fla.layers.multiscale_retention as msr
         from fla.ops.retention.naive import naive_retention
         monkeypatch.setattr(mlp, 'swiglu', lambda x, y: F.silu(x.float()).to(x) * y)
+        import fla.layers.kda as kda                                           # KDA: fla's reference recurrence and gates, its kernel's flags applied
+        from fla.ops.kda.naive import naive_recurrent_kda
+        from fla.ops.kda.gate import naive_kda_gate, naive_kda_lowerbound_gate
+        def kda_ref(q, k, v, g, beta, A_log=None, dt_bias=None, scale=None, initial_state=None, output_final_state=False, use_qk_l2norm_in_kernel=False,
+                    use_gate_in_kernel=False, use_beta_sigmoid_in_kernel=False, allow_neg_eigval=False, lower_bound=None, cu_seqlens=None, **kw):
+            assert cu_seqlens is None
+            if use_qk_l2norm_in_kernel: q, k = _l2(q), _l2(k)
+            if use_beta_sigmoid_in_kernel: beta = beta.sigmoid() * (2 if allow_neg_eigval else 1)
+            if use_gate_in_kernel: g = naive_kda_gate(g, A_log, dt_bias) if lower_bound is None else naive_kda_lowerbound_gate(g, A_log, dt_bias, lower_bound)
+            return naive_recurrent_kda(q, k, v, g, beta, scale, initial_state, output_final_state)
+        for n in ('chunk_kda', 'fused_recurrent_kda'): monkeypatch.setattr(kda, n, kda_ref)
         from fla.modules.activations import ACT2FN                             # GLA's and RetNet's output gate as built (e.g. by loading): torch's SiLU
         monkeypatch.setitem(ACT2FN, 'swish', F.silu)
         def rotary(x, cos, sin, interleaved=False, seqlen_offsets=0, cu_seqlens=None, **kw):   # fla's torch reference at the positions
@@ -124,7 +136,8 @@ if FLA is None:
         monkeypatch.setattr(hgrn2, 'rms_norm_linear', lambda x, nw, nb, lw, lb, residual=None, eps=1e-5, **kw:
                             F.linear(layernorm.rms_norm_ref(x, nw, nb, eps=eps, upcast=True).to(x), lw, lb))
 
-FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay'), ('HGRN2', 'gla'), ('LinearAttention', 'hebbian')]
+FLA_MODELS = [('DeltaNet', 'delta'), ('GatedDeltaNet', 'gated-delta'), ('GLA', 'gla'), ('RetNet', 'decay'), ('HGRN2', 'gla'), ('LinearAttention', 'hebbian'),
+              ('KDA', 'channel-gate')]
 
 def fla_model(name, vocab=50, seed=0, **kw):
     import fla.models as M
@@ -146,7 +159,7 @@ def test_fla_model_exact(fla_models_on_cpu, name, rule):
     assert list(layers) == ['model.layers.0.attn', 'model.layers.1.attn']
     for r in layers.values():
         assert r.rule == rule and r.core.shape == r.v.shape
-        assert (r.gamma.dim() == 4) == (rule == 'gla') and bool(((r.gamma > 0) & (r.gamma <= 1)).all())
+        assert (r.gamma.dim() == 4) == (family(rule).gate == 'channel') and bool(((r.gamma > 0) & (r.gamma <= 1)).all())
         err = pt.rel_error(pt.replay(r), r.core)
         assert err < 1e-5, (name, err)
 
@@ -269,3 +282,13 @@ def test_fla_normalised_linear_attention_refused(fla_models_on_cpu):
     m = fla_model('LinearAttention', norm_feature_map=True); before = la.fused_recurrent_linear_attn
     with pytest.raises(ValueError, match='normalised read-out'): pt.read_layers(m, torch.randint(0, 50, (1, 6)))
     assert la.fused_recurrent_linear_attn is before
+
+@needs_fla
+def test_fla_kda_bounded_gate_exact(fla_models_on_cpu):
+    "KDA with its lower-bounded gate (b sigmoid(e^A (a + dt)), b = -5) and negative eigenvalues allowed (beta up to 2): the reading replays the layer within 1e-5, and its decays lie in [e^-5, 1]."
+    m = fla_model('KDA', lower_bound=-5.0, allow_neg_eigval=True)
+    R = pt.read_layers(m, torch.randint(0, 50, (2, 70), generator=torch.Generator().manual_seed(8)))
+    for k, r in R.items():
+        if k == 'logits': continue
+        assert float(r.gamma.min()) >= math.exp(-5) - 1e-7 and float(r.beta.max()) > 1
+        assert pt.rel_error(pt.replay(r), r.core) < 1e-5
