@@ -203,7 +203,7 @@ def _run(a) -> int:
         if a.results_file is not None:
             try: _mod('interop').write_results(res, a.results_file, layout=a.results_layout)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot write --results-file {a.results_file}: {e.strerror or e}')
-        for w in caught: print(_one_line(f'pavlovattn run: warning: {w.message}'), file=sys.stderr)   # one line each
+        warned = [_one_line(f'pavlovattn run: warning: {w.message}') for w in caught]   # one line each, printed once the run is answered (a refusal stays one line)
     except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
     if a.format == 'csv':
         tbl = res.table; num = tbl.select_dtypes('number')
@@ -212,10 +212,12 @@ def _run(a) -> int:
             i, j = map(int, _mod('numpy').argwhere(bad)[0])
             _refuse_nonfinite(f'row {i}, column {num.columns[j]}', num.iat[i, j], a)
         if getattr(res, 'notes', ()): tbl = tbl.assign(note=' | '.join(res.notes))   # a partial run says so in the CSV too (a last column, as write_results)
+        for w in warned: print(w, file=sys.stderr)
         sys.stdout.write(tbl.to_csv(index=False)); return 0
     j = res.to_json() if a.format == 'json' else dict(probes=res.probes, strengths=res.strengths)
     where = _first_nonfinite(j)
     if where is not None: _refuse_nonfinite(*where, a)
+    for w in warned: print(w, file=sys.stderr)
     if a.format == 'json': print(json.dumps(j, indent=1, allow_nan=False))
     else: _print_table(res)
     return 0

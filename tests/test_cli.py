@@ -56,7 +56,7 @@ def test_help_names_what_the_commands_accept():
     (['run', '10A+', '--keys', 'rand'], "pavlovattn run: unknown key coding 'rand'; valid: onehot, random"),
     (['run', '10A+', '--dialect', 'R'], "pavlovattn run: unknown dialect 'R'; valid: native, calmr"),
     (['run', '10A+', '--results-file', 'r.csv', '--results-layout', 'wide'], "pavlovattn run: unknown results layout 'wide'; valid: tidy, calmr"),
-    (['run', '10A+ |'], 'pavlovattn run: empty phase at position 7: expected trial types such as 10A+ between the "|"s'),
+    (['run', '10A+ |'], 'pavlovattn run: empty phase at position 7: expected trial types such as 10A+ between the "|"s (skip: a phase this group skips)'),
     (['score', '--rule', 'gla'], "pavlovattn score: unknown rule 'gla'; valid: hebbian, decay, delta, gated-delta, channel-gate, softmax"),
     (['fit', '--format', 'csv'], "pavlovattn fit: unknown format 'csv'; valid: table, json"),
 ])

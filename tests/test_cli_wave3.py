@@ -22,6 +22,13 @@ def strict_json(text):
 def test_a_non_finite_statistic_is_refused_with_its_cause(fmt):
     refused('run', '!5A+/5AB- | #A', '--lam', '1e300', '--beta', '0.5', '--subjects', '3', '--format', fmt, has='not finite')
 
+def test_a_refusal_after_a_warning_is_still_one_line():
+    "Found by the fuzz suite (seeds 7 and 32 at 30 s): a calmr run with a partial-run note whose sd overflowed printed the note, then the refusal (two lines, exit 2)."
+    err = refused('run', '!5A(US)/5AB | 1#A', '--dialect', 'calmr', '--lam', '1e300', '--beta', '0.5', '--subjects', '3', '--format', 'json', has='is not finite')
+    assert 'partial' not in err
+    rc, out, err = run_main('run', '!5A(US)/5AB | 1#A', '--dialect', 'calmr', '--subjects', '3', '--format', 'json')
+    assert rc == 0 and strict_json(out) and err.startswith('pavlovattn run: warning: partial') and len(err.splitlines()) == 1, err
+
 def test_json_output_is_strict():
     rc, out, err = run_main('run', '!5A+/5AB- | #A/#B', '--subjects', '3', '--format', 'json')
     assert rc == 0 and strict_json(out)['groups']['group']['probes'][0]['subjects'] == 3
