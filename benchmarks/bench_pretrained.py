@@ -2,7 +2,7 @@
 initialised `transformers` Qwen3.5 model with a released hybrid's shapes (hidden size HIDDEN, LAYERS layers, three of
 every four Gated DeltaNet, heads of 128, vocabulary 151,936) costs what the real weights cost, whatever their values.
 
-Workload: one forward pass of a TOKENS-token prompt (no cache) inside `pretrained.reading` (as every pass of probe-model runs), the unit `probe_model` repeats 28n + 1 times
+Part `pass` (the default): one forward pass of a TOKENS-token prompt (no cache) inside `pretrained.reading` (as every pass of probe-model runs), the unit `probe_model` repeats 28n + 1 times
 (`pretrained.probe_model`: exactness 1, head battery 2n, text probes 26n prompts). Baseline, in the same run: the same
 pass on the page's tiny random model (`pretrained.tiny_model('qwen3_5')`); the table gives both times, their ratio, the
 peak resident memory, and the run time that the per-pass time implies for n sequences.
@@ -80,6 +80,8 @@ def main():
     p.add_argument('--n', type=int, default=20); p.add_argument('--probe-n', type=int, default=2)
     p.add_argument('--device', default='cpu'); p.add_argument('--dtype', default='float32')
     a = p.parse_args()
+    for name in ('tokens', 'repeats', 'n', 'probe_n', 'hidden', 'layers'):
+        if getattr(a, name) < 1: p.error(f'--{name.replace("_", "-")} must be at least 1')
     if a.part in ('pass', 'all'):
         base = seconds(tiny_model('qwen3_5', device=a.device), a.tokens, a.repeats, a.device)
         r0 = rss_gb(); m = model_of(a.hidden, a.layers, a.dtype, a.device); header(a, m)
