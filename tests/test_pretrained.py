@@ -91,8 +91,9 @@ def test_reading_refuses_a_cache_it_did_not_see():
 
 
 # fla's own model classes (package flash-linear-attention, in the dev extra with Triton to import it, so CI runs these): their layers' Triton calls answered by fla's
-# torch references, through the layers' fixture of tests/test_fla_layers.py; the MLP's SwiGLU and GLA's output
-# gate (Triton) by their torch forms (both after the recurrence); RetNet's rotary embedding and retention by fla's torch references.
+# torch references, through the layers' fixture of tests/test_fla_layers.py; the MLP's SwiGLU, GLA's and RetNet's output
+# gate and HGRN2's output norm (Triton) by their torch forms (all after the recurrence), HGRN2's query activation (fla's
+# Triton swish) by torch's SiLU; RetNet's rotary embedding and retention, and KDA's gate and recurrence, by fla's torch references.
 def _fla_missing():
     try: importlib.import_module('fla.models'); importlib.import_module('fla.layers'); return None
     except Exception as e: return f'{type(e).__name__}: {e}'.splitlines()[0]
