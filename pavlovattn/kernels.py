@@ -10,6 +10,8 @@ import numpy as np
 __all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'first_repeat', 'available', 'mix64', 'stream_keys']
 
 # %% ../nbs/00b_kernels.ipynb #340436da
+from .cache import numba_cache
+numba_cache()   # numba's compiled kernels under the one cache folder (`cache.root()`), set before numba is imported
 try: import numba
 except ImportError: numba = None
 
