@@ -210,6 +210,7 @@ def check_calmr_fixture(rec:dict,         # one design of calmr's stored fixture
     return 'agree', worst
 
 # %% ../nbs/15_interop.ipynb #i0000032
+from .language import _GROUP_NAME
 PALMS_DEFAULTS = dict(alpha=0.1, beta=0.3, beta_neg=0.2, lamda=1.0, num_trials=100)   # PALMS's command-line defaults (Simulator.py)
 _PALMS_TRIAL = re.compile(r"([0-9]*)((?:[A-Za-zÑñ]'*(?:\^[0-9]+)?)+)(\+\+|\+|-)?")
 _PALMS_CUE = re.compile(r"([A-Za-zÑñ])('*)(?:\^([0-9]+))?")
@@ -253,8 +254,8 @@ def _palms_phase(s:str, where:str, unsigned:str, configural:dict|None=None) -> s
     if not out: return 'skip'                                           # a phase the group skips (its settings change nothing)
     return ('!' if rnd else '') + ''.join(f'{k}={sets[k]!r}/' for k in ('lam', 'beta') if k in sets) + '/'.join(out)
 
-def _palms_params(lines, cues, configural=None) -> dict:
-    "The `@` lines of a PALMS file as `simulate` keywords (Rescorla Wagner only): alpha -> salience (PALMS's default for a cue without its own alpha included), beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
+def _palms_kv(lines) -> dict:
+    "The `@` lines of a PALMS file as {name: (value, line)}; refused unless the model is Rescorla Wagner (the one PALMS model the delta family is)."
     model, kv = 'Rescorla Wagner', {}
     for n, line in lines:
         for prop in line.strip().lstrip('@').split(';'):
@@ -265,6 +266,10 @@ def _palms_params(lines, cues, configural=None) -> dict:
             if k == 'model': model = v
             else: kv[k] = (v, n)
     if model != 'Rescorla Wagner': raise DesignError(f"the file's model is {model!r}: its parameters map onto the delta family only for Rescorla Wagner")
+    return kv
+
+def _palms_params(kv, cues, configural=None) -> dict:
+    "The `@` parameters (`_palms_kv`) as `simulate` keywords: alpha -> salience (PALMS's default for a cue without its own alpha included), beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
     def num(k):
         v, n = kv.get(k, (PALMS_DEFAULTS[k], 0))
         try: return float(v)
@@ -302,12 +307,14 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
         if s.startswith('@'): ats.append((n, s))
         else: lines.append((n, s))
     every = any(re.fullmatch(r'configural_cues *= *True', q.strip()) for _, a in ats for q in a.lstrip('@').split(';'))   # @configural_cues=True
+    kv = _palms_kv(ats) if params else None                       # another model's file: refused by its name first
     for n, s in lines:
         name, *phases = s.split('|')
         name, *opts = name.strip().split('/')
         bad = [o for o in opts if o not in ('conf', 'configural', 'cc')]
         if bad: raise DesignError(f'line {n}: unknown group option /{bad[0]} (PALMS reads /conf, /configural, /cc)')
         if not phases: raise DesignError(f'line {n}: "{one_line(s[:40])}" has no phases: expected Name|phase|phase')
+        if not _GROUP_NAME.fullmatch(name.strip()): raise DesignError(f'line {n}: group name "{one_line(name.strip()[:40])}" has no spelling here (letters, digits, _ . - and spaces): rename it')
         c = conf if every or opts else None                       # PALMS: the file's option, or the group's /conf
         groups.append((n, name.strip(), [_palms_phase(p, f'line {n}, phase {i}', unsigned, c) for i, p in enumerate(phases, 1)]))
     if not groups: raise DesignError('no design lines: expected Name|phase|phase')
@@ -315,7 +322,7 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
     try: d = parse_design(text)
     except DesignError as e:
         raise DesignError(f'{e} (in the design read from the lines: {text[:80]})') from None
-    return (d, _palms_params(ats, d.cues, conf)) if params else d
+    return (d, _palms_params(kv, d.cues, conf)) if params else d
 
 def write_palms(design,                 # a design string (native or calmr dialect) or `Design`
                 path=None,              # where to write the `.rw` file (None: only return the text)

@@ -143,7 +143,9 @@ def test_palms_shipped_designs():
     assert d.groups[0].phases[0].random and not d.groups[0].phases[1].random and d.dialect == 'native'
     res = simulate(d, beta=0.3, salience={'A': 0.5, 'X': 0.5}, subjects=4)
     assert res.strengths['Novel']['X'] == 0 and res.strengths['Novel']['A'] > 0
-    with pytest.raises(DesignError, match='bad group name "T\\+"'): read_palms(HALL_PEARCE)   # its lambda=/beta= read; its group name has no spelling here
+    with pytest.raises(DesignError, match='line 1: group name "T\\+" has no spelling here'): read_palms(HALL_PEARCE)   # its lambda=/beta= read; not its name
+    assert str(read_palms(HALL_PEARCE.replace('T+|', 'T|', 1))) == 'T: lam=0.25/beta=0.05/66T+ | lam=1.0/beta=0.8/6T+'
+    with pytest.raises(DesignError, match="model is 'Pearce Kaye Hall'"): read_palms('@model=Pearce Kaye Hall\n' + HALL_PEARCE, params=True)   # the model first
     with pytest.raises(DesignError, match="model is 'Mackintosh Extended'"): read_palms(MCNALLY, params=True)
 
 @pytest.mark.parametrize('line, unsigned, want', [
