@@ -589,7 +589,7 @@ def _probe_model_args(p):
     p.add_argument('--format', default='table', help='table or json (default table)')
     p.add_argument('--figure', default=None, metavar='PATH', help='also write the heads heat map (.png, .pdf or .svg)')
 
-@subcommand('probe-model', "conditioning probes of a pretrained model's linear-attention layers (transformers' Gated DeltaNet; fla's DeltaNet, Gated DeltaNet, GLA, RetNet): exactness, head-level battery, text probes")(_probe_model_args)
+@subcommand('probe-model', "conditioning probes of a pretrained model's linear-attention layers (transformers' Gated DeltaNet; fla's DeltaNet, Gated DeltaNet, GLA, RetNet, HGRN2, linear attention, KDA): exactness, head-level battery, text probes")(_probe_model_args)
 def _probe_model(a) -> int:
     for name, v, ok in (('format', a.format, ('table', 'json')), ('dtype', a.dtype, ('float32', 'bfloat16', 'float16'))):
         if v not in ok: raise UsageError(f"pavlovattn probe-model: unknown --{name} {v!r}; valid: {', '.join(ok)}")

@@ -13,7 +13,7 @@ The last two are the only parts not taken from fla. RetNet (`MultiScaleRetention
 rotates q and k (rotary embeddings), which our mixer does not; its recurrence is compared on the families page.
 
 Importing fla's layers needs Triton (import only) and the `flash-linear-attention` package (`pip install -e ".[fla]"`,
-about 1 GB, so not part of `.[dev]`): without them every test here skips with one line.
+about 1 GB; part of `.[dev]`, so `make test` runs them): without them every test here skips with one line.
 Our layers are built from fla's with `from_fla_config(fla_layer)` (the drop-in path), then fla's weights are copied in.
 Tolerance: float32, max |ours - fla| <= 1e-5 * max |fla| (fla's references compute in float32). Measured: outputs 1.4e-7
 to 4.3e-6 and input gradients 3.7e-7 to 5.8e-6 unpadded, outputs 1.9e-7 to 6.9e-6 with padding; with scale=1 (ours) instead of fla's d_k^-1/2 the delta families
