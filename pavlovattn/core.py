@@ -10,10 +10,10 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['RULES', 'CHECK_FROM_BYTES', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace',
-           'per_step', 'check_delta_rate', 'check_rates', 'SizeError', 'human_bytes', 'available_bytes', 'check_memory',
-           'choose_algorithm', 'recur', 'rescorla_wagner', 'acquisition_curve', 'one_key_trials', 'probe_readouts',
-           'Summary', 'batch_mean_sd', 'summarize']
+__all__ = ['RULES', 'CHECK_FROM_BYTES', 'EXEMPLAR_READ_LIMIT', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError',
+           'ExemplarMemory', 'Trace', 'per_step', 'check_delta_rate', 'check_rates', 'SizeError', 'human_bytes',
+           'available_bytes', 'check_memory', 'check_exemplar_work', 'choose_algorithm', 'recur', 'rescorla_wagner',
+           'acquisition_curve', 'one_key_trials', 'probe_readouts', 'Summary', 'batch_mean_sd', 'summarize']
 
 # %% ../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
@@ -171,6 +171,16 @@ def check_memory(need:float,     # bytes the call will allocate at its peak (est
         raise SizeError(f'{what} needs about {human_bytes(need)} of memory, more than the {human_bytes(have)} available on {torch.device(device)} '
                         '(the least of free memory, the cgroup limit and ulimit -v); use fewer or shorter sequences')
 
+EXEMPLAR_READ_LIMIT = 10**10   # pairwise similarities an exemplar-memory (softmax) run may compute; raise it to run longer sequences
+
+def check_exemplar_work(scores:float,   # query-key similarities the run computes (quadratic in its steps)
+                        what:str,       # what computes them, e.g. 'recur (softmax, 1 x 200,000 steps, 1 heads)'
+                       ) -> None:
+    "Refuse (`SizeError`, one line) an exemplar-memory run whose work, quadratic in its steps, is beyond `EXEMPLAR_READ_LIMIT`: hours, not a hang."
+    if scores > EXEMPLAR_READ_LIMIT:
+        raise SizeError(f'{what} computes about {scores:.1e} query-key similarities (quadratic in the steps), more than the '
+                        f'{EXEMPLAR_READ_LIMIT:.0e} allowed (hours on a CPU); use shorter sequences, or raise pavlovattn.core.EXEMPLAR_READ_LIMIT to run it')
+
 def _trace_bytes(fam, B:int, T:int, H:int, dk:int, dv:int, C:int, reads, grad:bool, alg:str, chunk:int, itemsize:int, n0:int=0) -> float:
     "Peak bytes of one pass of `recur`/`probe_readouts` (estimated, before it runs): its read-outs, probe read-outs and state, with a gradient what autograd keeps per step (per chunk for the chunked forms), twice over for temporaries."
     n = (2 if reads is True else 1 if reads else 0) * B * T * H * dv + B * T * H * C * dv
@@ -298,6 +308,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     n0 = S0.keys.shape[1] if isinstance(S0, ExemplarMemory) else 0
     check_memory(_trace_bytes(fam, B, T, H, dk, dv, pshape[-2] if len(pshape) >= 2 else 0, reads, grad0, alg0, chunk, k.element_size(), n0),
                  f'{"probe_readouts" if probes is not None else "recur"} ({fam.name}, {B:,} x {T:,} steps, {H} heads, d_k {dk}, d_v {dv})', k.device)
+    if fam.grows and reads: check_exemplar_work(B * H * T * (T + n0) * (2 if reads is True else 1), f'recur ({fam.name}, {B:,} x {T:,} steps, {H} heads)')
     gamma = fam.gamma_or_default(gamma)
     b = per_step(beta, k, 'beta')
     g = per_step(gamma, k, 'gamma', channels=fam.gamma_channels(dk))

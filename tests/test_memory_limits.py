@@ -75,3 +75,20 @@ def test_the_same_sizes_fit_without_the_limit():
 def test_repeated_phases_run_under_the_limit(child):
     "Reproducer 2: `' | '.join(['1A+'] * 20000)` (97 s and 6.6 GB before) runs within the child's 1 GiB: 20,000 steps of one trial type share one row."
     assert child['repeated_phases'] == 'ran', child['repeated_phases']
+
+
+def test_softmax_work_quadratic_in_steps_is_refused_before_it_runs(monkeypatch):
+    "Issue 32, reproducer 5's last case: softmax at T = 2e5 ran past 60 s (its memory is bounded, its work is T²). Refused at once, in one line; the limit can be raised."
+    import time
+    from pavlovattn import core
+    from pavlovattn.core import recur
+    k = torch.zeros(1, 1, 1, 8, dtype=torch.float64).expand(1, 200_000, 1, 8); v = torch.zeros(1, 1, 1, 1, dtype=torch.float64).expand(1, 200_000, 1, 1)
+    t = time.perf_counter()
+    with pytest.raises(SizeError, match=r'8\.0e\+10 query-key similarities') as e: recur(k, v, rule='softmax')
+    assert time.perf_counter() - t < 5 and '\n' not in str(e.value) and 'EXEMPLAR_READ_LIMIT' in str(e.value)
+    k2, v2 = torch.randn(2, 30, 1, 4, dtype=torch.float64), torch.randn(2, 30, 1, 1, dtype=torch.float64)
+    ok = recur(k2, v2, rule='softmax').out                                    # 2 x 30 x 30 x 2 = 3,600 similarities: runs
+    monkeypatch.setattr(core, 'EXEMPLAR_READ_LIMIT', 3_599)
+    with pytest.raises(SizeError): recur(k2, v2, rule='softmax')
+    assert recur(k2, v2, rule='softmax', reads=False).state is not None       # no read-out: no quadratic work, not refused
+    assert recur(k2, v2, rule='hebbian').out.shape == ok.shape                # a fixed-state family is linear in its steps: not counted
