@@ -17,7 +17,7 @@ from .results import Result, plot_compare, explore
 # %% auto #0
 __all__ = ['KEY_CODINGS', 'BLOCK_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALMR_DEFAULTS', 'cue_keys', 'design_rules',
            'expected_absent', 'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate', 'compare',
-           'calmr_parameters', 'design_blocks', 'closed_form', 'rw_reference_error', 'SizeError']
+           'calmr_parameters', 'refuse_unmodelled', 'design_blocks', 'closed_form', 'rw_reference_error', 'SizeError']
 
 # %% ../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -560,20 +560,32 @@ def _probe_labels(group) -> list:
     names = [c for c, *_ in probes]
     return [(c if names.count(c) == 1 else f'{c}@{pi}', pi, i, n) for c, pi, i, n in probes]
 
+def refuse_unmodelled(d,                  # a parsed `Design`
+                      what:str,           # the compiler that refuses, e.g. 'design_blocks'
+                      timed:bool=True,    # refuse timed trials and calmr periods too
+                     ) -> None:
+    "Refuse, in one line naming the group and phase, what a compiler of plain trials does not model: a phase's own `lam=`/`beta=`, `++` and (with `timed`) timed trials and calmr periods (their steps, US magnitudes included)."
+    for g in d.groups:
+        for pi, ph in enumerate(g.phases, 1):
+            if ph.lam is not None or ph.beta is not None or any(tt.rate != 1 for tt in ph.trials):
+                raise ValueError(f"group {g.name!r}, phase {pi} sets its own lam or rate (lam=, beta=, ++): {what} carries one rate and one lam per run")
+            for tt in ph.trials if timed else ():
+                if (tt.timeline or len(tt.steps) > 1):
+                    raise ValueError(f"group {g.name!r}, phase {pi}: trial {tt.label} is timed or has calmr periods: {what} runs one step per trial")
+
 def design_blocks(design,              # a design string or `Design` with no randomised phase
                   dialect:str='native',
                  ) -> dict:            # {group: [(n, cues, US or None), ...]}; None marks a probe
     "The blocks of a design run in a fixed order: per group, each trial type's count, cues and US (its magnitude for `+`, 0 for `-`, None for a probe), in the order they run; a timed trial gives one block per time step."
     d = parse_design(design, dialect)
     if d.named_us: raise ValueError("design_blocks reads one US: this design names several (a closed form per US is not composed here)")
+    refuse_unmodelled(d, 'design_blocks', timed=False)
     out = {}
     for g in d.groups:
         blocks = []
         for pi, ph in enumerate(g.phases, 1):
             if ph.random and len(ph.trials) > 1:
                 raise ValueError(f"group {g.name!r}, phase {pi} is randomised (!): randomised trial orders have no closed form here")
-            if ph.lam is not None or ph.beta is not None or any(tt.rate != 1 for tt in ph.trials):
-                raise ValueError(f"group {g.name!r}, phase {pi} sets its own lam or rate (lam=, beta=, ++): the blocks carry one rate and one lam per run")
             for tt in ph.trials:
                 if tt.timeline:                         # a timed trial: each of its steps is a block of one, trial after trial
                     blocks += [(1, tuple(s.cues), s.magnitude if s.outcome == '+' else 0.0) for _ in range(tt.count) for s in tt.steps]

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 import pandas as pd
 from .core import recur
 from .families import family
-from .designs import parse_design
+from .designs import parse_design, refuse_unmodelled
 from .phenomena import direction, agrees
 from .probes import DESIGNS, INTERVALS
 from . import dissociation, battery, probes
@@ -339,9 +339,12 @@ def cue_numbers(model, tok, n:int=20, seed:int=0, design:str=DESIGNS['blocking']
     return {name: {**{key: {c: torch.stack(v) for c, v in d[key].items()} for key in d}, 'rule': rules[name]} for name, d in acc.items()}
 
 def _steps(design) -> dict:
-    "{group: [(cues, US magnitude, probe label or None), ...]} of a fixed-order design."
+    "{group: [(cues, US magnitude, probe label or None), ...]} of a fixed-order design (one US, one step a trial: what it does not model is refused)."
+    d = parse_design(design)
+    if d.named_us: raise ValueError(f'a text probe has one outcome token: this design names several USs ({", ".join(d.outcomes)})')
+    refuse_unmodelled(d, 'a text probe')
     return {g.name: [(t.cues, 1.0 if t.outcome == '+' else 0.0, t.label if t.probe else None) for p in g.phases for t in p.trials for _ in range(t.count)]
-            for g in parse_design(design).groups}
+            for g in d.groups}
 
 # %% ../nbs/18_pretrained.ipynb #c03235
 def head_run(steps:list, nums:dict, rule:str='gated-delta') -> dict:

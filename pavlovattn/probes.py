@@ -9,7 +9,7 @@ from dataclasses import replace
 import torch
 import torch.nn.functional as F
 from .families import FAMILIES
-from .designs import parse_design
+from .designs import parse_design, refuse_unmodelled
 import re
 from pathlib import Path
 from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, checkpoint_path, _load
@@ -38,6 +38,8 @@ def compile_design(design:str,              # a design string, e.g. 'exp: 6A+ | 
     "Compile a design to `VectorTask` batches, one per group, probes aligned at the end."
     task = task or TASKS['vector']
     d = parse_design(design); letters = [c for c in d.cues if c != filler]
+    if d.named_us: raise ValueError(f'compile_design trains one US: this design names several ({", ".join(d.outcomes)})')
+    refuse_unmodelled(d, 'compile_design')
     probed = {c for g in d.groups for t in g.trial_types if t.probe for c in t.cues}
     letters += [c for c in sorted(probed) if c not in letters]
     need = len(letters) + n_fillers

@@ -229,3 +229,18 @@ def test_phase_settings_have_no_calmr_spelling_and_no_blocks(tmp_path):
 def test_phase_beta_counts_in_the_stability_check():
     with pytest.raises(ValueError, match=r'beta\*\|k\|\^2 = 2.4 > 2'): simulate('beta=1.2/2A++', beta=0.1)
     simulate('beta=1.0/2A++', beta=0.1)                                   # 2.0: at the bound, runs
+
+
+@pytest.mark.parametrize('design', ['lam=0.5/6A+ | #A', 'beta=0.2/6A+ | #A', '6A++ | #A', '2{A 0-3, US 5} | #A', '6A(US_a)/6B(US_b) | #A'])
+def test_compilers_of_plain_trials_refuse_what_they_do_not_model(design):
+    "Never a silent answer: the trained-model and text-probe compilers (one US, one step a trial, one rate) refuse a phase's own lam/beta, ++, timed trials and named USs in one line, where they used to drop them; design_blocks refuses the phase settings too."
+    from pavlovattn.probes import compile_design
+    from pavlovattn.pretrained import _steps
+    from pavlovattn.designs import design_blocks
+    d = parse_design('6A(US_a)/6B(US_b) | 1#A', 'calmr') if 'US_' in design else design
+    for f in (compile_design, _steps):
+        with pytest.raises(ValueError, match='several|sets its own|timed') as e: f(d)
+        assert '\n' not in str(e.value)
+    if 'lam=' in design or 'beta=' in design or '++' in design:
+        with pytest.raises(ValueError, match='sets its own lam or rate'): design_blocks(design)
+    assert _steps('6A+ | #A') and compile_design('6A+ | #A', n=4)   # the plain design still compiles
