@@ -99,8 +99,12 @@ def _run_args(p):
     p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does), with a warning, instead of refusing it')
     p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are not read: give --beta, --salience")
     p.add_argument('--palms-unsigned', default=None, metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
-    p.add_argument('--pyndl', default=None, metavar='EVENTS', help='read the design from a pyndl event file (tab-separated cues and outcomes; gzip or plain): one outcome, one design')
+    p.add_argument('--pyndl', default=None, metavar='EVENTS', help="read a pyndl event file (tab-separated cues and outcomes; gzip or plain): one outcome as a design "
+                   "(--outcome), or every outcome learnt in one pass as pyndl's ndl learns them (--all-outcomes)")
     p.add_argument('--outcome', default=None, metavar='NAME', help="with --pyndl: the outcome whose events are + (default: the file's only outcome)")
+    p.add_argument('--all-outcomes', action='store_true', help="with --pyndl: learn every outcome's weights in one pass over the events, as pyndl's ndl "
+                   "(the delta rule; memory: cues x outcomes, whatever the number of events) and print the outcomes x cues weights; "
+                   "alpha per cue = --salience (default 1), betas = --beta and --beta-minus, lambda = --lam (pyndl's alpha a and beta b: --beta a*b)")
     p.add_argument('--results-file', default=None, metavar='PATH', help='also write the results as a table to PATH (.csv, or .parquet with pyarrow), written atomically')
     p.add_argument('--results-layout', default='tidy', metavar='LAYOUT', help="with --results-file: tidy (group, phase, trial, trial type, cue, statistic, value) or calmr (calmr's associations table) (default tidy)")
 
@@ -163,12 +167,14 @@ def _run(a) -> int:
         raise UsageError(f'pavlovattn run: give one of DESIGN, --calmr, --palms or --pyndl, not {" and ".join(given)}' if given
                          else 'pavlovattn run: the following arguments are required: DESIGN (or --calmr, --palms or --pyndl FILE)')
     if a.outcome is not None and a.pyndl is None: raise UsageError('pavlovattn run: --outcome goes with --pyndl')
+    if a.all_outcomes and a.pyndl is None: raise UsageError('pavlovattn run: --all-outcomes goes with --pyndl')
     if a.results_file is None and a.results_layout != 'tidy': raise UsageError('pavlovattn run: --results-layout goes with --results-file')
     if a.results_file is not None: _choice('results layout', a.results_layout, _NAMES['results layout'])
     if a.results_file is not None and not a.results_file.strip(): raise UsageError('pavlovattn run: --results-file needs a path; got an empty one')
     if a.palms_unsigned is not None and a.palms is None: raise UsageError('pavlovattn run: --palms-unsigned goes with --palms')
     if not (a.rule.endswith('.py') or ':' in a.rule) and a.rule not in _NAMES['rule']:   # a file or module:NAME is loaded below
         raise UsageError(f"pavlovattn run: unknown rule {a.rule!r}; valid rules: {', '.join(_NAMES['rule'])}")
+    if a.all_outcomes: return _run_pyndl(a, sal)
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
     if a.design is not None:                                            # the design language needs no torch: its errors come first too
         try: design = _mod('language').parse_design(a.design, dialect)
@@ -192,6 +198,10 @@ def _run(a) -> int:
         elif a.pyndl is not None:
             try: design = io.read_pyndl(a.pyndl, outcome=a.outcome)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --pyndl {a.pyndl}: {e.strerror or e}')
+            except _mod('language').DesignError as e:                  # several outcomes and no --outcome: the command line's two ways
+                if ': pass outcome=' not in str(e): raise
+                raise UsageError(f"pavlovattn run: {str(e).split(': pass outcome=')[0]}: give --outcome NAME to run one of them as a design, "
+                                 "or --all-outcomes to learn every outcome's weights in one pass") from None
         if a.format == 'csv': _check_table_size(design)
         if a.results_file is not None: _check_table_size(design, 'the --results-file table of this run')
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
@@ -204,7 +214,10 @@ def _run(a) -> int:
             try: _mod('interop').write_results(res, a.results_file, layout=a.results_layout)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot write --results-file {a.results_file}: {e.strerror or e}')
         warned = [_one_line(f'pavlovattn run: warning: {w.message}') for w in caught]   # one line each, printed once the run is answered (a refusal stays one line)
-    except ValueError as e: raise UsageError(f'pavlovattn run: {e}')
+    except ValueError as e:
+        more = ("; --all-outcomes learns every outcome of a pyndl file in one pass (the delta rule, as pyndl's ndl) in memory of cues x outcomes"
+                if a.pyndl is not None and isinstance(e, dz.SizeError) else '')
+        raise UsageError(f'pavlovattn run: {e}{more}')
     if a.format == 'csv':
         tbl = res.table; num = tbl.select_dtypes('number')
         bad = ~_mod('numpy').isfinite(num.to_numpy(dtype=float))
@@ -220,6 +233,52 @@ def _run(a) -> int:
     for w in warned: print(w, file=sys.stderr)
     if a.format == 'json': print(json.dumps(j, indent=1, allow_nan=False))
     else: _print_table(res)
+    return 0
+
+class _Alphas(dict):
+    "--salience as learn_pyndl's alpha per cue: a cue it does not name has 1, as in a design."
+    def __missing__(self, cue): return 1.0
+
+def _run_pyndl(a, sal) -> int:
+    "`run --pyndl EVENTS --all-outcomes`: `interop.learn_pyndl`, every outcome in one pass; the outcomes x cues weights as a table, JSON or CSV."
+    cmd = 'pavlovattn run'
+    if a.outcome is not None: raise UsageError(f'{cmd}: --outcome NAME runs one outcome as a design and --all-outcomes learns every outcome: give one of them')
+    beta_minus = a.beta if a.beta_minus is None else a.beta_minus
+    other = [f for f, off in (('--rule', a.rule != 'delta'), ('--gamma', a.gamma is not None), ('--keys', a.keys != 'onehot'), ('--dk', a.dk is not None),
+                              ('--overlap', a.overlap != 0.0), ('--normalize', a.normalize), ('--miniblocks', a.miniblocks is not None),
+                              ('--subjects', a.subjects != 1), ('--seed', a.seed != 0), ('--dtype', a.dtype != 'float64'), ('--device', a.device != 'cpu'),
+                              ('--tau', a.tau != 1.0), ('--omega', a.omega is not None), ('--associations', a.associations is not None),
+                              ('--allow-unstable', a.allow_unstable), ('--dialect', a.dialect is not None), ('--results-layout', a.results_layout != 'tidy')) if off]
+    if other:
+        raise UsageError(f"{cmd}: --all-outcomes learns pyndl's model (the delta rule on one event after another, in float64 on the CPU: alpha = --salience, "
+                         f"betas = --beta and --beta-minus, lambda = --lam) and takes no {', '.join(other)}")
+    ext = os.path.splitext(a.results_file)[1].lower() if a.results_file is not None else None
+    if ext is not None and ext not in ('.csv', '.parquet'): raise UsageError(f'{cmd}: cannot write {ext or "a file without extension"}: use .csv or .parquet')
+    import importlib.util
+    if ext == '.parquet' and importlib.util.find_spec('pyarrow') is None:
+        raise UsageError(f'{cmd}: writing .parquet needs pyarrow (pip install pyarrow); .csv needs nothing')
+    io_ = _mod('interop')
+    try: W = io_.learn_pyndl(a.pyndl, alpha=1.0 if sal is None else _Alphas(sal), betas=(a.beta, beta_minus), lambda_=a.lam)
+    except OSError as e: raise UsageError(f'{cmd}: cannot read --pyndl {a.pyndl}: {e.strerror or e}')
+    except ValueError as e: raise UsageError(f'{cmd}: {e}')                # a malformed file (with its line), weights that overflow, too little memory
+    unknown = [c for c in (sal or {}) if c not in W.columns]
+    if unknown: raise UsageError(f"{cmd}: salience given for unknown cue(s) {', '.join(unknown)}; no event of {a.pyndl} has them")
+    if ext is not None:                                                 # pyndl's layout (outcomes x cues), atomically, as every output here
+        try: io_._atomic_write(a.results_file, lambda tmp: W.to_csv(tmp) if ext == '.csv' else W.to_parquet(tmp))
+        except OSError as e: raise UsageError(f'{cmd}: cannot write --results-file {a.results_file}: {e.strerror or e}')
+        except ValueError as e: raise UsageError(f'{cmd}: {e}')        # cache.CacheError: a folder, an empty path, a missing folder
+    if a.format == 'csv': sys.stdout.write(W.to_csv()); return 0
+    par = {'alpha': {c: sal.get(c, 1.0) for c in W.columns} if sal else 1.0, 'betas': [a.beta, beta_minus], 'lambda': a.lam}
+    if a.format == 'json':
+        print(json.dumps(dict(model="pyndl's ndl: the delta rule on every outcome, one pass over the events", params=par, events=W.attrs['events'],
+                              outcomes=list(W.index), cues=list(W.columns), weights={o: dict(zip(W.columns, map(float, r))) for o, r in zip(W.index, W.to_numpy())}),
+                         indent=1, allow_nan=False))
+        return 0
+    print(f"pyndl's ndl (the delta rule on every outcome, one pass): {W.attrs['events']:,} events, {W.shape[1]:,} cues x {W.shape[0]:,} outcomes; "
+          f"alpha={'per cue' if sal else 1} betas=({_fmt(a.beta)}, {_fmt(beta_minus)}) lambda={_fmt(a.lam)}")
+    rows = [['outcome \\ cue', *W.columns]] + [[o, *map(_fmt, r)] for o, r in zip(W.index, W.to_numpy())]
+    w = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+    for r in rows: print('  '.join(x.ljust(w[0]) if j == 0 else x.rjust(w[j]) for j, x in enumerate(r)))
     return 0
 
 def _first_nonfinite(x, path=()):

@@ -190,3 +190,40 @@ def test_named_us_probe_rows_name_their_us():
     r = pv('run', '--dialect', 'calmr', 'g: 10A(US_a)/10B(US_b) | 1#A')
     assert r.returncode == 0, r.stderr
     assert '#A -> US_a' in r.stdout and '#A -> US_b' in r.stdout
+
+EVENTS2 = 'cues\toutcomes\nA_B\tx\nA\tx_y\nB\t\n'                        # two outcomes
+
+@pytest.mark.parametrize('args, line', [
+    (['a: 2A+', '--all-outcomes'], 'pavlovattn run: --all-outcomes goes with --pyndl'),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--outcome', 'x'], 'pavlovattn run: --outcome NAME runs one outcome as a design and --all-outcomes learns every outcome: give one of them'),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--rule', 'hebbian', '--subjects', '3'], "pavlovattn run: --all-outcomes learns pyndl's model (the delta rule on one event after another, "
+     "in float64 on the CPU: alpha = --salience, betas = --beta and --beta-minus, lambda = --lam) and takes no --rule, --subjects"),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--device', 'cuda'], "pavlovattn run: --all-outcomes learns pyndl's model (the delta rule on one event after another, "
+     "in float64 on the CPU: alpha = --salience, betas = --beta and --beta-minus, lambda = --lam) and takes no --device"),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--results-file', 'w.csv', '--results-layout', 'calmr'], "pavlovattn run: --all-outcomes learns pyndl's model (the delta rule on "
+     "one event after another, in float64 on the CPU: alpha = --salience, betas = --beta and --beta-minus, lambda = --lam) and takes no --results-layout"),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--results-file', 'w.txt'], 'pavlovattn run: cannot write .txt: use .csv or .parquet'),
+    (['--pyndl', 'nope.tsv', '--all-outcomes'], 'pavlovattn run: cannot read --pyndl nope.tsv: No such file or directory'),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--salience', 'Z=2'], 'pavlovattn run: salience given for unknown cue(s) Z; no event of e.tsv has them'),
+    (['--pyndl', 'e.tsv'], "pavlovattn run: e.tsv: 2 outcomes (x, y): give --outcome NAME to run one of them as a design, or --all-outcomes to learn every outcome's weights in one pass"),
+])
+def test_all_outcomes_refuses_in_one_line(args, line, tmp_path):
+    "`run --pyndl EVENTS --all-outcomes` (learn_pyndl: every outcome in one pass) takes pyndl's parameters only; the rest is refused, one line, exit 2."
+    (tmp_path / 'e.tsv').write_text(EVENTS2)
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', *args], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == line + '\n' and r.stdout == '', r.stderr
+
+def test_all_outcomes_rows_are_the_design_route_per_outcome(tmp_path):
+    "Each row of --all-outcomes is what --outcome NAME gives as final strengths (the design route, the compiled summary kernel), to 1e-12; text table too."
+    (tmp_path / 'e.tsv').write_text(EVENTS2)
+    args = ('--pyndl', str(tmp_path / 'e.tsv'), '--beta', '0.3', '--beta-minus', '0.2', '--salience', 'A=0.5', '--lam', '0.9')
+    r = pv('run', *args, '--all-outcomes', '--format', 'json')
+    assert r.returncode == 0, r.stderr
+    W = json.loads(r.stdout)['weights']
+    for o in ('x', 'y'):
+        s = pv('run', *args, '--outcome', o, '--format', 'json')
+        assert s.returncode == 0, s.stderr
+        assert W[o] == pytest.approx(_strengths(s.stdout)['group'], abs=1e-12) and any(abs(v) > 0.1 for v in W[o].values()), o
+    t = pv('run', *args, '--all-outcomes').stdout.splitlines()
+    assert t[0].startswith("pyndl's ndl (the delta rule on every outcome, one pass): 3 events, 2 cues x 2 outcomes") and t[1].split() == ['outcome', '\\', 'cue', 'A', 'B']
+    assert [float(v) for v in t[2].split()[1:]] == pytest.approx([W['x']['A'], W['x']['B']], rel=1e-5)
