@@ -96,7 +96,7 @@ def _run_args(p):
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--associations', default=None, metavar='WHICH', help="with --dialect calmr: us (cue -> US) or all (every stimulus -> stimulus association, "
                    "as calmr's RW1972); default all for a calmr design without a US, else us")
-    p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does), with a warning, instead of refusing it')
+    p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does; with --all-outcomes: beta * the sum of an event\'s alphas > 2, as pyndl does), with a warning, instead of refusing it')
     p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are not read: give --beta, --salience")
     p.add_argument('--palms-unsigned', default=None, metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
     p.add_argument('--pyndl', default=None, metavar='EVENTS', help="read a pyndl event file (tab-separated cues and outcomes; gzip or plain): one outcome as a design "
@@ -239,6 +239,17 @@ class _Alphas(dict):
     "--salience as learn_pyndl's alpha per cue: a cue it does not name has 1, as in a design."
     def __missing__(self, cue): return 1.0
 
+def _unstable_event(io_, path, sal, b1, b2):
+    "The design route's stability check, event by event: the event of a pyndl file with the largest beta * (sum of its cues' alphas) above 2 (beta: b1 towards a present outcome, b2 towards an absent one), as a sentence, or None. One streaming pass over the events."
+    best, outs = {}, set()                                       # number of outcomes of an event -> (largest sum of alphas, its line)
+    for cues, os_, freq, n in io_._pyndl_events(path):
+        if freq == 0: continue
+        k, x = len(set(os_)), sum(sal.get(c, 1.0) for c in set(cues)); outs.update(os_)
+        if x > best.get(k, (-1, 0))[0]: best[k] = (x, n)
+    r, n = max([(b * x, n) for k, (x, n) in best.items() for b, on in ((b1, k > 0), (b2, k < len(outs))) if on], default=(0, 0))
+    return (f"unstable learning rate: the event on line {n} of {path} has beta * (sum of its cues' alphas) = {r:.4g} > 2 "
+            '(stable writes need <= 2; beta is --beta towards a present outcome, --beta-minus towards an absent one)') if r > 2 * (1 + 1e-9) else None
+
 def _run_pyndl(a, sal) -> int:
     "`run --pyndl EVENTS --all-outcomes`: `interop.learn_pyndl`, every outcome in one pass; the outcomes x cues weights as a table, JSON or CSV."
     cmd = 'pavlovattn run'
@@ -248,7 +259,7 @@ def _run_pyndl(a, sal) -> int:
                               ('--overlap', a.overlap != 0.0), ('--normalize', a.normalize), ('--miniblocks', a.miniblocks is not None),
                               ('--subjects', a.subjects != 1), ('--seed', a.seed != 0), ('--dtype', a.dtype != 'float64'), ('--device', a.device != 'cpu'),
                               ('--tau', a.tau != 1.0), ('--omega', a.omega is not None), ('--associations', a.associations is not None),
-                              ('--allow-unstable', a.allow_unstable), ('--dialect', a.dialect is not None), ('--results-layout', a.results_layout != 'tidy')) if off]
+                              ('--dialect', a.dialect is not None), ('--results-layout', a.results_layout != 'tidy')) if off]
     if other:
         raise UsageError(f"{cmd}: --all-outcomes learns pyndl's model (the delta rule on one event after another, in float64 on the CPU: alpha = --salience, "
                          f"betas = --beta and --beta-minus, lambda = --lam) and takes no {', '.join(other)}")
@@ -258,7 +269,10 @@ def _run_pyndl(a, sal) -> int:
     if ext == '.parquet' and importlib.util.find_spec('pyarrow') is None:
         raise UsageError(f'{cmd}: writing .parquet needs pyarrow (pip install pyarrow); .csv needs nothing')
     io_ = _mod('interop')
-    try: W = io_.learn_pyndl(a.pyndl, alpha=1.0 if sal is None else _Alphas(sal), betas=(a.beta, beta_minus), lambda_=a.lam)
+    try:
+        unstable = _unstable_event(io_, a.pyndl, sal or {}, a.beta, beta_minus)
+        if unstable and not a.allow_unstable: raise UsageError(f'{cmd}: {unstable}; --allow-unstable runs it anyway, with a warning')
+        W = io_.learn_pyndl(a.pyndl, alpha=1.0 if sal is None else _Alphas(sal), betas=(a.beta, beta_minus), lambda_=a.lam)
     except OSError as e: raise UsageError(f'{cmd}: cannot read --pyndl {a.pyndl}: {e.strerror or e}')
     except ValueError as e: raise UsageError(f'{cmd}: {e}')                # a malformed file (with its line), weights that overflow, too little memory
     unknown = [c for c in (sal or {}) if c not in W.columns]
@@ -267,6 +281,7 @@ def _run_pyndl(a, sal) -> int:
         try: io_._atomic_write(a.results_file, lambda tmp: W.to_csv(tmp) if ext == '.csv' else W.to_parquet(tmp))
         except OSError as e: raise UsageError(f'{cmd}: cannot write --results-file {a.results_file}: {e.strerror or e}')
         except ValueError as e: raise UsageError(f'{cmd}: {e}')        # cache.CacheError: a folder, an empty path, a missing folder
+    if unstable: print(_one_line(f'{cmd}: warning: {unstable}: running it because of --allow-unstable (each such event overshoots its target)'), file=sys.stderr)
     if a.format == 'csv': sys.stdout.write(W.to_csv()); return 0
     par = {'alpha': {c: sal.get(c, 1.0) for c in W.columns} if sal else 1.0, 'betas': [a.beta, beta_minus], 'lambda': a.lam}
     if a.format == 'json':

@@ -205,6 +205,9 @@ EVENTS2 = 'cues\toutcomes\nA_B\tx\nA\tx_y\nB\t\n'                        # two o
     (['--pyndl', 'e.tsv', '--all-outcomes', '--results-file', 'w.txt'], 'pavlovattn run: cannot write .txt: use .csv or .parquet'),
     (['--pyndl', 'nope.tsv', '--all-outcomes'], 'pavlovattn run: cannot read --pyndl nope.tsv: No such file or directory'),
     (['--pyndl', 'e.tsv', '--all-outcomes', '--salience', 'Z=2'], 'pavlovattn run: salience given for unknown cue(s) Z; no event of e.tsv has them'),
+    (['--pyndl', 'e.tsv', '--all-outcomes', '--beta', '1.5', '--beta-minus', '0.5'], "pavlovattn run: unstable learning rate: the event on line 2 of e.tsv has "
+     "beta * (sum of its cues' alphas) = 3 > 2 (stable writes need <= 2; beta is --beta towards a present outcome, --beta-minus towards an absent one); "
+     "--allow-unstable runs it anyway, with a warning"),                  # A_B -> x: 1.5 * 2; the design route refuses A_B+ at beta 1.5 too
     (['--pyndl', 'e.tsv'], "pavlovattn run: e.tsv: 2 outcomes (x, y): give --outcome NAME to run one of them as a design, or --all-outcomes to learn every outcome's weights in one pass"),
 ])
 def test_all_outcomes_refuses_in_one_line(args, line, tmp_path):
@@ -227,3 +230,12 @@ def test_all_outcomes_rows_are_the_design_route_per_outcome(tmp_path):
     t = pv('run', *args, '--all-outcomes').stdout.splitlines()
     assert t[0].startswith("pyndl's ndl (the delta rule on every outcome, one pass): 3 events, 2 cues x 2 outcomes") and t[1].split() == ['outcome', '\\', 'cue', 'A', 'B']
     assert [float(v) for v in t[2].split()[1:]] == pytest.approx([W['x']['A'], W['x']['B']], rel=1e-5)
+
+def test_all_outcomes_allow_unstable_warns_and_answers(tmp_path):
+    "--allow-unstable: the unstable event named in one warning line on stderr, the weights those of learn_pyndl (to 1e-12), exit 0."
+    from pavlovattn.interop import learn_pyndl
+    (tmp_path / 'e.tsv').write_text(EVENTS2)
+    r = pv('run', '--pyndl', str(tmp_path / 'e.tsv'), '--all-outcomes', '--beta', '1.5', '--beta-minus', '0.5', '--allow-unstable', '--format', 'json')
+    assert r.returncode == 0 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith('pavlovattn run: warning: unstable learning rate: the event on line 2'), r.stderr
+    W, ref = json.loads(r.stdout)['weights'], learn_pyndl(tmp_path / 'e.tsv', alpha=1.0, betas=(1.5, 0.5))
+    assert max(abs(W[o][c] - ref.loc[o, c]) for o in ref.index for c in ref.columns) < 1e-12
