@@ -13,7 +13,11 @@ plotting library (seaborn) is replaced by an empty module, since no plot is draw
 - CCNLab's Kalman filter and temporal-difference baselines at their defaults, through the same read-out and score (`baselines`;
   TD only where every trial of the experiment has the same length, since CCNLab's TD is sized for one trial length);
 - for every family of `pavlovattn.core.RULES` at its defaults (beta 0.3), our per-step values on our own reading of the schedule
-  (`pavlovattn.animal.ccnlab_design` and `timestep_values`) put through CCNLab's read-out and score: the timestep protocol.
+  (`pavlovattn.animal.ccnlab_design` and `timestep_values`) put through CCNLab's read-out and score: the timestep protocol;
+- `paired`: the empirical values and every family's and baseline's read-out values, paired as CCNLab's scores pair them
+  (its `evaluation._dfs_to_values`, in the empirical order), so that a two-point experiment can also be scored by the sign of its
+  difference, which CCNLab's ratio of ratios does not give (as its code reads, `values2[1] / values1[0]`, it compares the
+  second read-out value with the empirical ones and never uses the first).
 
 `tests/test_animal.py` checks our reading of the schedules and delta against the RW values at 1e-12.
 """
@@ -60,6 +64,12 @@ def main():
         s = (evaluation.ratio_of_ratios if two else evaluation.correlation)(exp.empirical_results, sim)
         return _records(sim), (None if s != s else float(s)), 'ratio of ratios' if two else 'pearson r'
 
+    def paired(exp, records) -> list:
+        "The read-out's values paired with the empirical ones, as CCNLab's scores pair them (`evaluation._dfs_to_values`), in the empirical order."
+        import pandas as pd
+        emp, sim = evaluation._dfs_to_values(exp.empirical_results, pd.DataFrame(records))
+        return [float(x) for x in emp], [float(x) for x in sim]
+
     out = dict(source='github.com/nikhilxb/ccnlab', commit=commit, seed=0, rw_alpha=0.3, experiments={})
     for name in sorted(classical.registry.items):
         random.seed(0)
@@ -90,9 +100,11 @@ def main():
             return per
         lengths = {len(trial) for trials in exp.stimuli.values() for trial in trials}
         dims = dict(cs_dim=len(exp.cs_space), ctx_dim=len(exp.ctx_space))
-        e['baselines'] = {'Kalman filter': ccnlab_score(exp, run(lambda: KalmanFilter(**dims)))[1],    # CCNLab's defaults
-                          'temporal difference': ccnlab_score(exp, run(lambda: TemporalDifference(**dims, num_timesteps=min(lengths))))[1]
-                          if len(lengths) == 1 else None}   # TD is sized for one trial length: with trials of different lengths it is not run
+        base = {'Kalman filter': ccnlab_score(exp, run(lambda: KalmanFilter(**dims))),    # CCNLab's defaults
+                'temporal difference': ccnlab_score(exp, run(lambda: TemporalDifference(**dims, num_timesteps=min(lengths))))
+                if len(lengths) == 1 else None}   # TD is sized for one trial length: with trials of different lengths it is not run
+        e['baselines'] = {k: None if v is None else v[1] for k, v in base.items()}
+        e['paired'] = dict(empirical=paired(exp, e['rw_simulated'])[0], families={}, baselines={k: None if v is None else paired(exp, v[0])[1] for k, v in base.items()})
         design, names = ccnlab_design({g: [kinds[k] for k in v['trials']] for g, v in groups.items()})
         e['families'] = {}
         for rule in RULES:
@@ -102,8 +114,9 @@ def main():
                 it, rows = iter(vals[names[g]].tolist()), []
                 for k in v['trials']: rows.append([next(it) for _ in kinds[k]])
                 per_trial[g] = rows
-            _, s, _ = ccnlab_score(exp, per_trial)
+            sim, s, _ = ccnlab_score(exp, per_trial)
             e['families'][rule] = s
+            e['paired']['families'][rule] = paired(exp, sim)[1]
         out['experiments'][name] = e
         print(f"{name}: RW {e['score_kind']} {e['rw_score']}; " + ', '.join(f'{r} {s if s is None else round(s, 3)}' for r, s in (e['families'] | e['baselines']).items()))
     OUT.write_bytes(gzip.compress(json.dumps(out, separators=(',', ':')).encode(), mtime=0))

@@ -448,3 +448,36 @@ def test_cli_fit_cv_is_leave_one_out_with_intervals():
                       (['--only', 'renewal'], 'needs at least two experiments'), (['--only', 'renewal', 'renewal'], 'more than once')):
         q = _cli('fit', '--cv', *argv)
         assert q.returncode == 2 and why in q.stderr and len(q.stderr.strip().splitlines()) == 1 and 'Traceback' not in q.stderr, (argv, q.stderr)
+
+
+def test_ccnlab_paired_read_outs_are_what_it_scored_and_give_the_two_point_signs():
+    "The fixture's read-out values, paired with the empirical ones, are those CCNLab scored: its Pearson r (3+ points) and its ratio of ratios (two points, as its code reads: r2 = values2[1] / values1[0]) recomputed from them by hand; on the five two-point experiments `sign_agreement` is the sign of the difference by hand."
+    import numpy as np
+    from pavlovattn.animal import ccnlab_timesteps, sign_agreement
+    from pavlovattn.core import RULES
+    fx = ccnlab_timesteps()
+    two = []
+    for n, e in fx['experiments'].items():
+        y = np.array(e['paired']['empirical'])
+        assert set(e['paired']['families']) == set(RULES) == set(e['families']) and set(e['paired']['baselines']) == set(e['baselines'])
+        for kind in ('families', 'baselines'):
+            for m, s in e[kind].items():
+                x = e['paired'][kind][m]
+                if x is None: assert s is None; continue
+                x = np.array(x); assert len(x) == len(y)
+                if e['score_kind'] == 'pearson r':
+                    if np.ptp(x) <= 1e-9 * np.abs(x).max(): continue       # (near-)constant read-out: r undefined or rounding noise
+                    assert abs(np.corrcoef(x, y)[0, 1] - s) < 1e-9, (n, m)
+                else:
+                    r1, r2 = y[1] / y[0], x[1] / y[0]
+                    assert abs(min(r1, r2) / max(r1, r2) - s) < 1e-12, (n, m)
+        if e['score_kind'] == 'ratio of ratios':
+            two.append(n)
+            for m, x in e['paired']['families'].items():
+                d = x[1] - x[0]
+                hand = 0.5 if abs(d) <= 1e-9 * max(abs(x[0]), abs(x[1])) else float((d > 0) == (y[1] > y[0]))
+                assert sign_agreement(x, y) == hand, (n, m)
+    assert sorted(two) == ['Competition_BackwardBlocking', 'Competition_RelativeValidity', 'HigherOrder_SensoryPreconditioning',
+                           'PreExposure_USPreExposure', 'Recovery_Renewal']
+    delta = [sign_agreement(fx['experiments'][n]['paired']['families']['delta'], fx['experiments'][n]['paired']['empirical']) for n in sorted(two)]
+    assert delta == [1.0, 0.0, 0.5, 1.0, 1.0]        # RW: backward blocking by a hair (3e-6), relative validity reversed, sensory preconditioning tied
