@@ -82,6 +82,15 @@ def _write(path, evs, cue=lambda c: f'c{c}', out=lambda o: f'o{o}'):
         f.write('cues\toutcomes\n' + ''.join('_'.join(map(cue, cs)) + '\t' + '_'.join(map(out, os_)) + '\n' for cs, os_ in evs))
     return path
 
+def _pyndl_ndl(path, alpha, betas, lambda_, tmp):
+    """pyndl's own `ndl` (openmp, 1 job) in a fresh interpreter: in a process that has forked workers or started threads
+    (a test session: torch, numba, Dask) pyndl 1.2.4's worker pool deadlocks (its error callback then fails to unpack None)."""
+    import pandas as pd
+    code = ("import sys; from pyndl import ndl\n"
+            f"ndl.ndl(sys.argv[1], {alpha!r}, {tuple(betas)!r}, lambda_={lambda_!r}, method='openmp', n_jobs=1).to_pandas().to_csv(sys.argv[2])")
+    subprocess.run([sys.executable, '-c', code, str(path), str(tmp / 'pyndl.csv')], check=True, timeout=300)
+    return pd.read_csv(tmp / 'pyndl.csv', index_col=0)
+
 def test_learn_pyndl_equals_pyndl(tmp_path):
     """pyndl 1.2.4 (the dev extra) on the same file: `ndl` (openmp, scalar alpha) and `dict_ndl` (alpha per cue), every outcome,
     2,000 events of 50 cues x 5 outcomes, to 1e-12; ours in chunks of 333 events (the chunks change nothing)."""
@@ -89,7 +98,7 @@ def test_learn_pyndl_equals_pyndl(tmp_path):
     rng = np.random.default_rng(5); evs = _random_events(rng, 2000, 50, 5, (2, 9), (1, 3))
     p = _write(tmp_path / 'ev.tab.gz', evs)
     ours = learn_pyndl(p, alpha=0.1, betas=(0.2, 0.05), chunk=333)
-    theirs = ndl.ndl(str(p), 0.1, (0.2, 0.05), method='openmp', n_jobs=1).to_pandas()
+    theirs = _pyndl_ndl(p, 0.1, (0.2, 0.05), 1.0, tmp_path)
     assert ours.shape == (5, 50) and set(ours.index) == set(theirs.index) and set(ours.columns) == set(theirs.columns)
     assert np.abs(theirs.loc[ours.index, ours.columns].to_numpy() - ours.to_numpy()).max() < 1e-12 and ours.abs().max().max() > 0.1
     alphas = {f'c{c}': float(a) for c, a in enumerate(rng.uniform(0.02, 0.2, 50))}
@@ -186,11 +195,7 @@ def test_cli_all_outcomes_equals_learn_pyndl_and_pyndl(tmp_path):
     assert r.returncode == 0 and r.stderr == '', r.stderr
     got = pd.read_csv(StringIO(r.stdout), index_col=0)
     ours = learn_pyndl(p, alpha=1.0, betas=(0.02, 0.005), lambda_=0.8)
-    # pyndl's ndl in a fresh interpreter: pyndl 1.2.4 hangs on a second ndl call in one process (test_learn_pyndl_equals_pyndl makes the first)
-    code = ("import sys; from pyndl import ndl\n"
-            "ndl.ndl(sys.argv[1], 1.0, (0.02, 0.005), lambda_=0.8, method='openmp', n_jobs=1).to_pandas().to_csv(sys.argv[2])")
-    subprocess.run([sys.executable, '-c', code, str(p), str(tmp_path / 'pyndl.csv')], check=True, timeout=600)
-    theirs = pd.read_csv(tmp_path / 'pyndl.csv', index_col=0)
+    theirs = _pyndl_ndl(p, 1.0, (0.02, 0.005), 0.8, tmp_path)
     assert list(got.index) == list(ours.index) and list(got.columns) == list(ours.columns) and got.shape == (5, 50)
     assert np.abs(got.to_numpy() - ours.to_numpy()).max() < 1e-12 and np.abs(got.abs().to_numpy()).max() > 0.1
     assert np.abs(got.to_numpy() - theirs.loc[got.index, got.columns].to_numpy()).max() < 1e-12
