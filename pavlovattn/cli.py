@@ -97,7 +97,8 @@ def _run_args(p):
     p.add_argument('--associations', default=None, metavar='WHICH', help="with --dialect calmr: us (cue -> US) or all (every stimulus -> stimulus association, "
                    "as calmr's RW1972); default all for a calmr design without a US, else us")
     p.add_argument('--allow-unstable', action='store_true', help='run a delta write with beta*|k|^2 > 2 on some trial type (as calmr does; with --all-outcomes: beta * the sum of an event\'s alphas > 2, as pyndl does), with a warning, instead of refusing it')
-    p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are not read: give --beta, --salience")
+    p.add_argument('--palms', default=None, metavar='FILE.rw', help="read the design from PALMS design lines (Name|phase|phase; rand/ phases); its @ parameters are read with --palms-params, else give --beta, --salience")
+    p.add_argument('--palms-params', action='store_true', help="with --palms: run with the file's @ parameters as PALMS does (beta, betan, lamda, alpha and alpha_CUE, num_trials as subjects; Rescorla Wagner files only)")
     p.add_argument('--palms-unsigned', default=None, metavar='SIGN', help="with --palms: what a trial with no sign is, - (PALMS since 2026-02) or + (earlier PALMS) (default -)")
     p.add_argument('--pyndl', default=None, metavar='EVENTS', help="read a pyndl event file (tab-separated cues and outcomes; gzip or plain): one outcome as a design "
                    "(--outcome), or every outcome learnt in one pass as pyndl's ndl learns them (--all-outcomes)")
@@ -172,6 +173,11 @@ def _run(a) -> int:
     if a.results_file is not None: _choice('results layout', a.results_layout, _NAMES['results layout'])
     if a.results_file is not None and not a.results_file.strip(): raise UsageError('pavlovattn run: --results-file needs a path; got an empty one')
     if a.palms_unsigned is not None and a.palms is None: raise UsageError('pavlovattn run: --palms-unsigned goes with --palms')
+    if a.palms_params and a.palms is None: raise UsageError('pavlovattn run: --palms-params goes with --palms')
+    if a.palms_params:                                                  # the file's parameters, not the flags' defaults: a flag that would be ignored is refused
+        given = [f for f, on in (('--beta', a.beta != 0.1), ('--beta-minus', a.beta_minus is not None), ('--lam', a.lam != 1.0),
+                                 ('--salience', a.salience is not None), ('--subjects', a.subjects != 1)) if on]
+        if given: raise UsageError(f"pavlovattn run: --palms-params takes beta, betan, lamda, alpha and num_trials from the file: leave out {', '.join(given)}")
     if not (a.rule.endswith('.py') or ':' in a.rule) and a.rule not in _NAMES['rule']:   # a file or module:NAME is loaded below
         raise UsageError(f"pavlovattn run: unknown rule {a.rule!r}; valid rules: {', '.join(_NAMES['rule'])}")
     if a.all_outcomes: return _run_pyndl(a, sal)
@@ -194,7 +200,11 @@ def _run(a) -> int:
         elif a.palms is not None:
             if not os.path.exists(a.palms):                             # read_palms takes text too; the flag takes a file
                 raise UsageError(f'pavlovattn run: cannot read --palms {a.palms}: no such file (a design written out goes as DESIGN)')
-            design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-')
+            design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-', params=a.palms_params)
+            if a.palms_params:                                          # PALMS's @ lines as simulate's keywords
+                design, kw = design; b = kw['beta']
+                a.beta, a.beta_minus = (b['+'], b['-']) if isinstance(b, dict) else (b, None)
+                a.lam, a.subjects, sal = kw.get('lam', a.lam), kw.get('subjects', a.subjects), kw.get('salience', sal)
         elif a.pyndl is not None:
             try: design = io.read_pyndl(a.pyndl, outcome=a.outcome)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --pyndl {a.pyndl}: {e.strerror or e}')

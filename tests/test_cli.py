@@ -239,3 +239,24 @@ def test_all_outcomes_allow_unstable_warns_and_answers(tmp_path):
     assert r.returncode == 0 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith('pavlovattn run: warning: unstable learning rate: the event on line 2'), r.stderr
     W, ref = json.loads(r.stdout)['weights'], learn_pyndl(tmp_path / 'e.tsv', alpha=1.0, betas=(1.5, 0.5))
     assert max(abs(W[o][c] - ref.loc[o, c]) for o in ref.index for c in ref.columns) < 1e-12
+
+
+def test_palms_params_run_a_palms_file_with_its_own_parameters(tmp_path):
+    "run --palms FILE --palms-params: the file's @ lines (beta, betan, lamda, per-cue alpha, num_trials) as PALMS runs them, equal to read_palms(params=True) + simulate; a flag the file sets is refused, not ignored; another model's file by its name."
+    from pavlovattn.interop import read_palms
+    from pavlovattn.designs import simulate
+    f = pathlib.Path(__file__).parent / 'fixtures' / 'palms' / 'phase_params.rw'
+    r = pv('run', '--palms', str(f), '--palms-params', '--format', 'json')
+    assert r.returncode == 0, r.stderr
+    d, kw = read_palms(f, params=True)
+    assert kw['beta'] == {'+': 0.45, '-': 0.25} and kw['lam'] == 0.8 and kw['subjects'] == 1000 and kw['salience']['B'] == 0.35
+    want = simulate(d, **kw).to_json(); got = json.loads(r.stdout)
+    assert got['params']['beta'] == kw['beta'] and got['params']['salience'] == kw['salience'] and got['groups'] == want['groups']
+    plain = json.loads(pv('run', '--palms', str(f), '--allow-unstable', '--format', 'json').stdout)   # without the flag: the command line's defaults
+    assert plain['params']['beta'] == 0.1 and plain['groups'] != got['groups']
+    for args, msg in ((('--palms', str(f), '--palms-params', '--lam', '2'), 'leave out --lam'), (('10A+', '--palms-params'), '--palms-params goes with --palms')):
+        r = pv("run", *args)
+        assert r.returncode == 2 and r.stderr.count('\n') == 1 and msg in r.stderr, r.stderr
+    other = tmp_path / 'ph.rw'; other.write_text('@model=Pearce Hall\nG|4A+\n')
+    r = pv('run', '--palms', str(other), '--palms-params')
+    assert r.returncode == 2 and "'Pearce Hall'" in r.stderr and r.stderr.count('\n') == 1, r.stderr
