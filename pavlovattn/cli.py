@@ -69,12 +69,13 @@ _NAMES = {'rule': ('hebbian', 'normalized', 'decay', 'gla', 'delta', 'gated-delt
 # %% ../nbs/10_cli.ipynb #8d4ab4c2
 FORMATS = ('table', 'json', 'csv')
 DTYPES = ('float64', 'float32')
+_RUN_RULE = 'delta'   # run's default family: the delta rule, the one --all-outcomes (pyndl's learner) runs
 
 def _run_args(p):
     p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
     p.add_argument('--dialect', default=None, help=f"{' or '.join(_NAMES['dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
-    p.add_argument('--rule', default='delta', help=f"attention family: {', '.join(_NAMES['rule'])} (default delta), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
+    p.add_argument('--rule', default=_RUN_RULE, help=f"attention family: {', '.join(_NAMES['rule'])} (default {_RUN_RULE}), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
     p.add_argument('--beta', type=_number(name='beta'), default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=_number(name='beta-minus'), default=None, metavar='B', help='write rate on - trials (default: --beta)')
     p.add_argument('--gamma', type=_number(name='gamma'), default=None, help='decay per trial (default 0.9 for decay, else 1)')
@@ -265,7 +266,7 @@ def _run_pyndl(a, sal) -> int:
     cmd = 'pavlovattn run'
     if a.outcome is not None: raise UsageError(f'{cmd}: --outcome NAME runs one outcome as a design and --all-outcomes learns every outcome: give one of them')
     beta_minus = a.beta if a.beta_minus is None else a.beta_minus
-    other = [f for f, off in (('--rule', a.rule != 'delta'), ('--gamma', a.gamma is not None), ('--keys', a.keys != 'onehot'), ('--dk', a.dk is not None),
+    other = [f for f, off in (('--rule', a.rule != _RUN_RULE), ('--gamma', a.gamma is not None), ('--keys', a.keys != 'onehot'), ('--dk', a.dk is not None),
                               ('--overlap', a.overlap != 0.0), ('--normalize', a.normalize), ('--miniblocks', a.miniblocks is not None),
                               ('--subjects', a.subjects != 1), ('--seed', a.seed != 0), ('--dtype', a.dtype != 'float64'), ('--device', a.device != 'cpu'),
                               ('--tau', a.tau != 1.0), ('--omega', a.omega is not None), ('--associations', a.associations is not None),
