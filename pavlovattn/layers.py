@@ -64,7 +64,7 @@ class _L2Norm(torch.autograd.Function):
         return torch.addcmul(dy, y, (dy * y).sum(-1, keepdim=True) * free, value=-1).div_(d), None
 
 def l2norm(x, eps:float=1e-12):
-    "x / max(|x|, eps) over the last axis: `F.normalize(x, dim=-1)`, with a cheaper gradient (`_L2Norm`)."
+    "x / max(|x|, eps) over the last axis: `F.normalize(x, dim=-1)`, with a cheaper gradient (one formula, a custom autograd function)."
     return _L2Norm.apply(x, eps) if torch.is_grad_enabled() and x.requires_grad else F.normalize(x, dim=-1, eps=eps)
 
 # %% ../nbs/00d_layers.ipynb #a1c0de01
