@@ -176,8 +176,7 @@ def _run(a) -> int:
     if a.palms_unsigned is not None and a.palms is None: raise UsageError('pavlovattn run: --palms-unsigned goes with --palms')
     if a.palms_params and a.palms is None: raise UsageError('pavlovattn run: --palms-params goes with --palms')
     if a.palms_params:                                                  # the file's parameters, not the flags' defaults: a flag that would be ignored is refused
-        given = [f for f, on in (('--beta', a.beta != 0.1), ('--beta-minus', a.beta_minus is not None), ('--lam', a.lam != 1.0),
-                                 ('--salience', a.salience is not None), ('--subjects', a.subjects != 1)) if on]
+        given = _given(a, ('beta', 'beta_minus', 'lam', 'salience', 'subjects'))
         if given: raise UsageError(f"pavlovattn run: --palms-params takes beta, betan, lamda, alpha and num_trials from the file: leave out {', '.join(given)}")
     if not (a.rule.endswith('.py') or ':' in a.rule) and a.rule not in _NAMES['rule']:   # a file or module:NAME is loaded below
         raise UsageError(f"pavlovattn run: unknown rule {a.rule!r}; valid rules: {', '.join(_NAMES['rule'])}")
@@ -246,6 +245,12 @@ def _run(a) -> int:
     else: _print_table(res)
     return 0
 
+def _given(a, dests) -> list:
+    "The flags of `run` among `dests` set to other than their defaults (read from run's own parser), as written: a flag a route would ignore is refused by name."
+    p = argparse.ArgumentParser(add_help=False); _run_args(p)
+    flags = {x.dest: (x.option_strings[0], x.default) for x in p._actions if x.option_strings}
+    return [flags[d][0] for d in dests if getattr(a, d) != flags[d][1]]
+
 class _Alphas(dict):
     "--salience as learn_pyndl's alpha per cue: a cue it does not name has 1, as in a design."
     def __missing__(self, cue): return 1.0
@@ -266,11 +271,8 @@ def _run_pyndl(a, sal) -> int:
     cmd = 'pavlovattn run'
     if a.outcome is not None: raise UsageError(f'{cmd}: --outcome NAME runs one outcome as a design and --all-outcomes learns every outcome: give one of them')
     beta_minus = a.beta if a.beta_minus is None else a.beta_minus
-    other = [f for f, off in (('--rule', a.rule != _RUN_RULE), ('--gamma', a.gamma is not None), ('--keys', a.keys != 'onehot'), ('--dk', a.dk is not None),
-                              ('--overlap', a.overlap != 0.0), ('--normalize', a.normalize), ('--miniblocks', a.miniblocks is not None),
-                              ('--subjects', a.subjects != 1), ('--seed', a.seed != 0), ('--dtype', a.dtype != 'float64'), ('--device', a.device != 'cpu'),
-                              ('--tau', a.tau != 1.0), ('--omega', a.omega is not None), ('--associations', a.associations is not None),
-                              ('--dialect', a.dialect is not None), ('--results-layout', a.results_layout != 'tidy')) if off]
+    other = _given(a, ('rule', 'gamma', 'keys', 'dk', 'overlap', 'normalize', 'miniblocks', 'subjects', 'seed', 'dtype', 'device', 'tau', 'omega',
+                       'associations', 'dialect', 'results_layout'))
     if other:
         raise UsageError(f"{cmd}: --all-outcomes learns pyndl's model (the delta rule on one event after another, in float64 on the CPU: alpha = --salience, "
                          f"betas = --beta and --beta-minus, lambda = --lam) and takes no {', '.join(other)}")

@@ -196,11 +196,12 @@ def _trace_bytes(fam, B:int, T:int, H:int, dk:int, dv:int, C:int, reads, grad:bo
 def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
     "Exemplar memory: similarity-weighted average of stored USs, with a sink slot of weight `sink`."
     B, T, H, _ = k.shape
+    if S0 is not None and not isinstance(S0, ExemplarMemory): raise TypeError("softmax's initial state must be an ExemplarMemory")
+    n0 = 0 if S0 is None else S0.keys.shape[1]
+    if reads: check_exemplar_work(B * H * T * (T + n0) * (2 if reads is True else 1), f'recur (softmax, {B:,} x {T:,} steps, {H} heads)')   # before any work
     if S0 is not None:
-        if not isinstance(S0, ExemplarMemory): raise TypeError("softmax's initial state must be an ExemplarMemory")
         K = torch.cat([S0.keys, k], 1); Vv = torch.cat([S0.values, v], 1); W = torch.cat([S0.weights, beta], 1)
     else: K, Vv, W = k, v, beta
-    n0 = K.shape[1] - T
     if T == 0:                                                         # no steps: empty reads, the memory as it was
         z = v.new_zeros(B, 0, H, v.shape[-1])
         return Trace(z if reads is True else None, z if reads else None, ExemplarMemory(K, Vv, W))
@@ -308,7 +309,6 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     n0 = S0.keys.shape[1] if isinstance(S0, ExemplarMemory) else 0
     check_memory(_trace_bytes(fam, B, T, H, dk, dv, pshape[-2] if len(pshape) >= 2 else 0, reads, grad0, alg0, chunk, k.element_size(), n0),
                  f'{"probe_readouts" if probes is not None else "recur"} ({fam.name}, {B:,} x {T:,} steps, {H} heads, d_k {dk}, d_v {dv})', k.device)
-    if fam.grows and reads: check_exemplar_work(B * H * T * (T + n0) * (2 if reads is True else 1), f'recur ({fam.name}, {B:,} x {T:,} steps, {H} heads)')
     gamma = fam.gamma_or_default(gamma)
     b = per_step(beta, k, 'beta')
     g = per_step(gamma, k, 'gamma', channels=fam.gamma_channels(dk))
