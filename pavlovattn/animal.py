@@ -13,11 +13,11 @@ from .families import FAMILIES, family
 from .designs import parse_design, trial_orders, design_blocks
 
 # %% auto #0
-__all__ = ['DATA', 'DEFAULTS', 'CHANCE', 'REGISTERED_EXPERIMENTS', 'CCNLAB_STEPS', 'Experiment', 'load_experiments',
-           'experiments', 'select', 'Batch', 'compile_batch', 'strengths', 'response', 'respond', 'pearson', 'ordinal',
-           'score', 'sign_agreement', 'score_matrix', 'bootstrap', 'summarize', 'same_at_defaults', 'compare',
-           'param_grid', 'cv_grid', 'cross_validate', 'param_intervals', 'fit', 'ccnlab_design', 'timestep_values',
-           'ccnlab_timesteps', 'ccnlab_rw_error']
+__all__ = ['DATA', 'R_MIN_POINTS', 'DEFAULTS', 'CHANCE', 'REGISTERED_EXPERIMENTS', 'CCNLAB_STEPS', 'Experiment',
+           'load_experiments', 'experiments', 'select', 'Batch', 'compile_batch', 'strengths', 'response', 'respond',
+           'pearson', 'r_interval', 'order_pairs', 'ordinal', 'score', 'sign_agreement', 'score_matrix', 'bootstrap',
+           'summarize', 'same_at_defaults', 'compare', 'param_grid', 'cv_grid', 'cross_validate', 'param_intervals',
+           'fit', 'ccnlab_design', 'timestep_values', 'ccnlab_timesteps', 'ccnlab_rw_error']
 
 # %% ../nbs/14_animal_data.ipynb #an0006
 DATA = Path(__file__).parent/'data'/'experiments.csv' if '__file__' in globals() else Path('../pavlovattn/data/experiments.csv')
@@ -252,8 +252,26 @@ def pearson(x, y) -> float|None:
     if sx <= 1e-9 * (1e-9 + x.abs().max()) or sy == 0: return None
     return float((xc * yc).sum() / (sx * sy))
 
-def ordinal(x, y, tol:float=1e-9) -> float|None:
-    "Fraction of the pairs the animals ordered (y_i != y_j) that `x` orders the same way; a tie in `x` counts one half. None without such pairs."
+R_MIN_POINTS = 4   # an experiment's Pearson r is shown, with its interval, only from this many data points (the Fisher z interval needs n - 3 > 0)
+
+def r_interval(r:float,          # a Pearson r
+               n:int,            # the number of points it was computed from (at least `R_MIN_POINTS`)
+               level:float=0.95,
+              ) -> tuple:        # (lo, hi)
+    """The Fisher z interval of a Pearson r of n points: tanh(atanh(r) ± q/√(n − 3)), q the standard normal quantile at (1 + level)/2.
+    Its nominal coverage is derived for n independent points from a bivariate normal distribution; fewer than 4 points are refused
+    (n − 3 must be positive; with 3 points a bootstrap of r is degenerate too: two resamples in three have at most two distinct points,
+    where r is ±1 or undefined)."""
+    from statistics import NormalDist
+    if n < R_MIN_POINTS: raise ValueError(f'an interval for r needs at least {R_MIN_POINTS} points; got {n}')
+    if not 0 < level < 1: raise ValueError(f'level must lie in (0, 1); got {level}')
+    r = max(-1., min(1., float(r)))
+    if abs(r) == 1: return r, r                                  # a perfect r: atanh is infinite, and so is every interval's end
+    z, h = math.atanh(r), NormalDist().inv_cdf((1 + level) / 2) / math.sqrt(n - 3)
+    return math.tanh(z - h), math.tanh(z + h)
+
+def order_pairs(x, y, tol:float=1e-9) -> tuple:
+    "(k, m): of the m pairs the animals ordered (y_i != y_j), the k that `x` orders the same way, a tie in `x` counting one half."
     x, y = [float(a) for a in x], [float(a) for a in y]
     scale = max(1e-12, max(abs(a) for a in x)) if x else 1
     n = s = 0
@@ -261,25 +279,31 @@ def ordinal(x, y, tol:float=1e-9) -> float|None:
         if y[i] == y[j]: continue
         n += 1; dx = x[i] - x[j]
         s += 0.5 if abs(dx) <= tol * scale else float((dx > 0) == (y[i] > y[j]))
-    return s / n if n else None
+    return s, n
+
+def ordinal(x, y, tol:float=1e-9) -> float|None:
+    "Fraction of the pairs the animals ordered (y_i != y_j) that `x` orders the same way (`order_pairs`); a tie in `x` counts one half. None without such pairs."
+    k, m = order_pairs(x, y, tol)
+    return k / m if m else None
 
 # %% ../nbs/14_animal_data.ipynb #an0019
 DEFAULTS = dict(beta=0.1, gamma=None, tau=None)    # the parameters `score` uses unless told otherwise (γ: the family's default)
 
 def _report(batch, rule, V, params_of) -> list:
-    "Per experiment: groups (observed, predicted, strength), the response model, r (of predicted with observed; of s·V where the fitted map is flat; None for two points), sign agreement (two points only) and ordinal agreement."
+    "Per experiment: groups (observed, predicted, strength), the response model, r (of predicted with observed; of s·V where the fitted map is flat; None below `R_MIN_POINTS` points) with its Fisher z interval (`r_ci`), the order agreement of an experiment with fewer points (`sign`, and `pairs`: k of m pairs in the observed order) and ordinal agreement."
     out = []
     for ei, e in enumerate(batch.exps):
         m = batch.exp_of_point == ei
         x, y = (batch.sign[m] * V[m]).detach(), batch.y[m]
         pred, a, b = response(x, y, e.response, e.bounds)
+        r = None if len(y) < R_MIN_POINTS else pearson(pred, y) if b > 0 else pearson(x, y)   # 2 or 3 points: no r (too few for its interval)
         groups = [dict(name=g, test=t, observed=o, predicted=float(p), strength=float(v))
                   for (g, _, t, o), p, v in zip(e.points, pred.tolist(), V[m].tolist())]
         out.append(dict(id=e.id, phenomenon=e.phenomenon, citation=e.citation, measure=e.measure, direction=e.direction,
                         groups=groups, params=dict(params_of(ei), a=float(a), b=float(b)),
                         response=dict(kind=e.response, a=float(a), b=float(b)) | (dict(lo=e.bounds[0], hi=e.bounds[1]) if e.bounds else {}),
-                        r=None if len(y) == 2 else pearson(pred, y) if b > 0 else pearson(x, y),   # two points: r is only a sign
-                        sign=sign_agreement(x, y) if len(y) == 2 else None, ordinal=ordinal(x, y)))
+                        r=r, r_ci=None if r is None else list(r_interval(r, len(y))),
+                        sign=sign_agreement(x, y), pairs=list(order_pairs(x, y)) if len(y) < R_MIN_POINTS else None, ordinal=ordinal(x, y)))
     return out
 
 def _not_expressible() -> list:
@@ -296,7 +320,7 @@ def score(rule:str='delta',      # a family of `FAMILIES`
           device='cpu',
           batch:Batch|None=None, # a compiled batch (default: compiled here)
          ) -> dict:
-    "Score one family on the experiments at fixed parameters: per experiment the groups, the fitted response model, Pearson r and ordinal agreement."
+    "Score one family on the experiments at fixed parameters: per experiment the groups, the fitted response model, Pearson r with its interval (4 points or more) or the order agreement (2 or 3 points), and ordinal agreement."
     fam = family(rule)
     if 'gamma' not in fam.params and gamma is not None:
         raise ValueError(f"the {rule} family has no gamma; families with one: {', '.join(n for n, f in FAMILIES.items() if 'gamma' in f.params)}")
@@ -310,22 +334,19 @@ def score(rule:str='delta',      # a family of `FAMILIES`
 
 # %% ../nbs/14_animal_data.ipynb #an0051
 def sign_agreement(x, y, tol:float=1e-9) -> float|None:
-    "A two-point experiment's score: 1 if `x` orders its two points as the animals did, 0 if the other way, ½ for a tie in `x`; None where the animals tie or the experiment has not exactly two points."
-    x, y = [float(a) for a in x], [float(a) for a in y]
-    if len(x) != 2 or y[0] == y[1]: return None
-    dx = x[1] - x[0]
-    if abs(dx) <= tol * max(1e-12, abs(x[0]), abs(x[1])): return 0.5
-    return float((dx > 0) == (y[1] > y[0]))
+    "The score of an experiment with 2 or 3 points (fewer than `R_MIN_POINTS`), where r is not shown: the fraction of the pairs the animals ordered that `x` orders the same way (`ordinal`; for two points the sign of the difference: 1, 0, or ½ for a tie in `x`). None where the animals tie throughout or the experiment has 4 points or more."
+    if not 2 <= len(x) < R_MIN_POINTS: return None
+    return ordinal(x, y, tol)
 
 CHANCE = dict(r=0.0, sign=0.5, ordinal=0.5)   # the value an experiment a family cannot score counts at: no ordering of the groups
 
 def score_matrix(results:dict,  # family -> a result of `score`, `fit` or `cross_validate` (its `experiments`)
-                 key:str='ordinal', # 'r' (experiments with 3+ points), 'sign' (two points) or 'ordinal' (every experiment)
+                 key:str='ordinal', # 'r' (experiments with 4+ points), 'sign' (order agreement: 2 or 3 points) or 'ordinal' (every experiment)
                 ) -> tuple:     # (DataFrame experiments x families, DataFrame of the same shape: True where the score was undefined)
-    "One score of every family on one set of experiments: the union of the experiments any result holds (for `r`: those with 3+ points; `sign`: those with two), an undefined or missing score counted at `CHANCE` (a loss against any family that orders the groups), never dropped."
+    "One score of every family on one set of experiments: the union of the experiments any result holds (for `r`: those with `R_MIN_POINTS` points or more; `sign`: those with fewer), an undefined or missing score counted at `CHANCE` (a loss against any family that orders the groups), never dropped."
     import pandas as pd
     n_pts = {e['id']: len(e['groups']) for res in results.values() for e in res['experiments']}
-    keep = {'r': lambda n: n >= 3, 'sign': lambda n: n == 2, 'ordinal': lambda n: True}[key]
+    keep = {'r': lambda n: n >= R_MIN_POINTS, 'sign': lambda n: n < R_MIN_POINTS, 'ordinal': lambda n: True}[key]
     ids = [i for i in dict.fromkeys(e['id'] for res in results.values() for e in res['experiments']) if keep(n_pts[i])]
     val = {rule: {e['id']: e.get(key) for e in res['experiments']} for rule, res in results.items()}
     raw = pd.DataFrame({rule: [val[rule].get(i) for i in ids] for rule in results}, index=ids, dtype=float)
@@ -349,7 +370,7 @@ def bootstrap(M,                 # `[E, F]` per-experiment scores (array or Data
 def summarize(results:dict,      # family -> result (`score`, `fit`, `cross_validate`)
               n:int=10_000, seed:int=0, level:float=0.95,
              ) -> 'pd.DataFrame':
-    "Every family on the same experiments: mean r (3+ points), mean sign agreement (two points) and mean ordinal agreement (all), each with its bootstrap interval over experiments, and how many of its experiments were undefined (counted at chance)."
+    "Every family on the same experiments: mean r (4+ points), mean order agreement (`sign`: 2 or 3 points) and mean ordinal agreement (all), each with its bootstrap interval over experiments, and how many of its experiments were undefined (counted at chance)."
     import pandas as pd
     out = {}
     for key in ('r', 'sign', 'ordinal'):

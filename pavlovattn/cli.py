@@ -557,12 +557,13 @@ def _animal(a, cmd) -> int:
     print(f"{res['rule']} ({res['mode']})")
     for e in res['experiments']:
         par = ', '.join(f'{k}={v:.3g}' for k, v in e['params'].items() if isinstance(v, float) and k not in ('a', 'b'))
-        fit = f"sign={f(e['sign']):>5}" if e.get('r') is None and e.get('sign') is not None else f"r={f(e['r']):>6}"   # two points: their sign, not r
+        fit = (f"order={f(e['sign']):>5}" if e.get('r') is None and e.get('sign') is not None        # 2 or 3 points: the order of their pairs, not r
+               else f"r={f(e['r']):>6}" + (f" [{e['r_ci'][0]:.2f}, {e['r_ci'][1]:.2f}]" if e.get('r_ci') else ''))   # r: its 95% Fisher z interval
         print(f"{e['id']:<28} {fit:<10}  ordinal={f(e['ordinal']):>5}  {par}  ({e['citation']})")
     for e in res['not_expressible']: print(f"{e['id']:<28} not expressible ({e['citation']})")
     if 'summary' in res:                                                 # --cv: the held-out scores' means and the fit, with their intervals
         S = res['summary']
-        for k, what in (('ordinal', 'mean ordinal agreement'), ('r', 'mean r (3+ points)'), ('sign', 'mean sign agreement (2 points)')):
+        for k, what in (('ordinal', 'mean ordinal agreement'), ('r', 'mean r (4+ points)'), ('sign', 'mean order agreement (2-3 pts)')):
             if S[k]: print(f"{what:<32} {S[k]['mean']:.3f} [{S[k]['lo']:.3f}, {S[k]['hi']:.3f}] over {S[k]['n']} experiment{'s' * (S[k]['n'] != 1)} ({S[k]['undefined']} undefined, counted at chance)")
         P = {k: v for k, v in res['param_intervals'].items() if isinstance(v, dict)}
         print(f"{'fit on all experiments':<32} " + ', '.join(f"{k}={v['fit']:.3g} [{v['lo']:.3g}, {v['hi']:.3g}]" for k, v in P.items())

@@ -503,14 +503,14 @@ def battery_task(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, 
 
 _EXP = ('id', 'phenomenon', 'r', 'sign', 'ordinal', 'loss', 'held_out', 'params')
 
-@kind('animal-fit', version=2, code=('pavlovattn.animal', 'pavlovattn.core', 'pavlovattn.families'))   # 2: the animal page's cross-validation and intervals (issue 34)
+@kind('animal-fit', version=3, code=('pavlovattn.animal', 'pavlovattn.core', 'pavlovattn.families'))   # 2: the animal page's cross-validation and intervals; 3: r from 4 points, order agreement below (issue 34)
 def animal_fit_task(rule:str='delta', ids=None, joint:bool=False, steps:int=40, restarts:int=2, lr:float=0.1, subjects:int=4, seed:int=0, device='cpu'):
     "`animal.fit` of one family: a row per experiment (its scores, loss and fitted parameters)."
     from pavlovattn.animal import fit
     res = fit(rule, ids, joint, steps, restarts, lr, subjects=subjects, seed=seed, device=device)
     return [{k: e.get(k) for k in _EXP} for e in res['experiments']]
 
-@kind('animal-score', version=2, code=('pavlovattn.animal', 'pavlovattn.core', 'pavlovattn.families'))   # 2: the animal page's cross-validation and intervals (issue 34)
+@kind('animal-score', version=3, code=('pavlovattn.animal', 'pavlovattn.core', 'pavlovattn.families'))   # 2: the animal page's cross-validation and intervals; 3: r from 4 points, order agreement below (issue 34)
 def animal_score_task(rule:str='delta', ids=None, beta:float=0.1, gamma=None, tau=None, subjects:int=4, seed:int=0, device='cpu'):
     "`animal.score` of one family at fixed parameters: a row per experiment."
     from pavlovattn.animal import score
