@@ -38,6 +38,13 @@ forward + backward; torch.profiler over --repeats calls after one warm-up: total
 in layout work (aten::copy_, cat, contiguous, clone), in the q/k norm (aten::linalg_vector_norm) and in the short
 convolution (aten::mkldnn_convolution / convolution). To compare two versions, run this part of each back to back
 (`PYTHONPATH=<other tree>`), alternating, in one shell command.
+
+Part `profile` (issue 29): where the chunked form's own forward + backward goes, on the `rates` workload (one head, d_k = d_v
+= 64, chunk 64, float32, batch x T in --profile-cells, default 16x4096; families --profile-families, default delta; a fixed
+random gradient of the outputs). torch.profiler over --repeats calls after one warm-up: ms a call, and shares of the total
+self CPU time: the triangular solve (aten::linalg_solve_triangular with everything it calls, plus the gradient node of the
+inverse it computes), fills (aten::fill_, aten::zero_), copies (aten::copy_, cat, contiguous, clone) and products (bmm,
+baddbmm, mm, addmm).
 """
 import argparse, importlib.util, pathlib, statistics, sys, time, platform, datetime
 import torch
@@ -57,7 +64,8 @@ def main():
     ap.add_argument('--families', default=','.join(FAMILIES)); ap.add_argument('--T', type=int, default=256)
     ap.add_argument('--batch', type=int, default=1); ap.add_argument('--repeats', type=int, default=3)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--d_model', type=int, default=64)
-    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'layout', 'all'))
+    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'layout', 'profile', 'all'))
+    ap.add_argument('--profile-families', default='delta'); ap.add_argument('--profile-cells', default='16x4096')
     ap.add_argument('--layout-families', default='delta,gla'); ap.add_argument('--layout-cells', default='16x1024,1x4096')
     ap.add_argument('--auto-families', default='delta,gated-delta,hebbian,gla'); ap.add_argument('--auto-d', default='16,64')
     ap.add_argument('--auto-batch', default='1,16,256'); ap.add_argument('--auto-T', default='8,16,32,64,128')
@@ -68,6 +76,7 @@ def main():
     if a.part in ('rates', 'all'): rates(a)
     if a.part in ('auto', 'all'): auto(a)
     if a.part in ('layout', 'all'): layout(a)
+    if a.part in ('profile', 'all'): profile(a)
 
 def generation(a):
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
@@ -207,5 +216,32 @@ def layout(a):
                 share = {g: sum(e.self_cpu_time_total for e in ev if e.key in names) / tot for g, names in groups.items()}
                 print(f"{rule:12s} {'fwd+bwd' if bwd else 'fwd':7s} {cell:>9s} {tot / a.repeats / 1e3:8.2f} {share['copies']:7.1%} "
                       f"{share['norm']:6.1%} {share['conv']:6.1%}", flush=True)
+
+def profile(a, D=64, C=64):
+    "Per family and cell: ms a forward + backward of the chunked form alone, and the shares of the solve, fills, copies and products."
+    from torch.profiler import profile as prof, ProfilerActivity
+    print(f'# profile: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, threads {torch.get_num_threads()}, one head, d {D}, chunk {C}, '
+          f'float32, forward + backward of recur(algorithm=\'chunked\')')
+    groups = {'fills': ('aten::fill_', 'aten::zero_'), 'copies': ('aten::copy_', 'aten::cat', 'aten::contiguous', 'aten::clone'),
+              'products': ('aten::bmm', 'aten::baddbmm', 'aten::baddbmm_', 'aten::mm', 'aten::addmm')}
+    print(f"{'family':12s} {'B x T':>9s} {'ms':>8s} {'solve':>6s} {'fills':>6s} {'copies':>7s} {'products':>8s}")
+    for rule in a.profile_families.split(','):
+        fam = FAMILIES[rule]
+        for cell in a.profile_cells.split(','):
+            B, T = map(int, cell.split('x'))
+            q, k, v, kw = inputs(fam, B, T, D, torch.device('cpu'))
+            G = torch.randn(q.shape, generator=torch.Generator().manual_seed(1))
+            def run():
+                xs = [x.clone().requires_grad_() for x in (q, k, v)]
+                recur(xs[1], xs[2], xs[0], rule=rule, algorithm='chunked', chunk=C, check=False, reads='out', **kw).out.backward(G)
+            run()
+            with prof(activities=[ProfilerActivity.CPU]) as p:
+                for _ in range(a.repeats): run()
+            ev = p.key_averages(); tot = sum(e.self_cpu_time_total for e in ev)
+            share = {g: sum(e.self_cpu_time_total for e in ev if e.key in names) / tot for g, names in groups.items()}
+            solve = sum(e.cpu_time_total for e in ev if e.key == 'aten::linalg_solve_triangular' or
+                        (e.key.startswith('autograd::engine::evaluate_function') and 'TriInv' in e.key)) / tot
+            print(f"{rule:12s} {cell:>9s} {tot / a.repeats / 1e3:8.2f} {solve:6.1%} {share['fills']:6.1%} {share['copies']:7.1%} "
+                  f"{share['products']:8.1%}", flush=True)
 
 if __name__ == '__main__': main()

@@ -495,6 +495,18 @@ def _pair(x, y, Gx, Gy, diag, channel):
     return torch.cat(rows, -2)
 
 # %% ../nbs/00c_families.ipynb #65441fbb
+class _TriInv(torch.autograd.Function):
+    "(I + A)^-1 for A strictly lower triangular (only its strict lower triangle is read); gradient -T^T G T^T on that triangle."
+    @staticmethod
+    def forward(ctx, A):
+        I = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(A.shape)
+        Ti = torch.linalg.solve_triangular(A, I, upper=False, unitriangular=True)
+        ctx.save_for_backward(Ti); return Ti
+    @staticmethod
+    def backward(ctx, G):
+        Ti, = ctx.saved_tensors; Tt = Ti.transpose(-1, -2)
+        return (Tt @ G @ Tt).neg_().tril_(-1)
+
 def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True,
             chunk:int=64,        # steps per chunk
             seg:int|None=None,   # steps per segment, in whole chunks (default: as many as keep a segment's inputs near 2^18 numbers)
@@ -507,14 +519,16 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     S = r.new_zeros(B, H, dv, dk) if S0 is None else S0
     if N == 0: return (r.new_zeros(B, 0, H, dv) if reads is True else None, r.new_zeros(B, 0, H, dv) if nq else None, S,
                        r.new_zeros(B, 0, H, nP, dv) if probes is not None else None)
-    def cm(x):                                                            # [B,T,H,*s] -> chunk-major [N, B*H, C, *s]
-        if x is None: return None
+    def cmv(x):                                                           # [B,T,H,*s] -> chunk-major view [N, B, H, C, *s]
         if pad: x = torch.cat([x, x.new_zeros((B, pad) + x.shape[2:])], 1)
         s = x.shape[3:]
-        return x.reshape(B, N, C, H, *s).permute(1, 0, 3, 2, *range(4, 4 + len(s))).reshape(N, BH, C, *s).contiguous()   # (with one
-                                                                          # head the reshape is a strided view, and every segment and
-                                                                          # its gradient would be copied again)
-    R, V, Bt = cm(r), cm(v), cm(b); Wk = R if w is r else cm(w)
+        return x.reshape(B, N, C, H, *s).permute(1, 0, 3, 2, *range(4, 4 + len(s)))
+    def cm(x):                                                            # [B,T,H,*s] -> chunk-major [N, B*H, C, *s] (a copy)
+        return None if x is None else cmv(x).reshape(N, BH, C, *x.shape[3:]).contiguous()   # (with one head the reshape is a
+                                                                          # strided view, and every segment and its gradient would be
+                                                                          # copied again)
+    R, Bt = cm(r), cm(b); Wk = R if w is r else cm(w)
+    V = cmv(v)                                                            # not copied: the product beta v below is written chunk-major
     Qs = ([q[..., None, :]] if nq else []) + ([probes[:, None].expand(B, T, H, nP, dk)] if probes is not None else [])
     Q = cm(Qs[0] if len(Qs) == 1 else torch.cat(Qs, -2)) if Qs else None   # every query read after the write: [N, BH, C, nQ, dk]
     nQ = 0 if Q is None else Q.shape[-2]
@@ -529,7 +543,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
     # The segments are split off once (`split`), not sliced in the loop: the gradient of a slice is a zero-filled tensor of
     # the whole input, once per segment (45% of forward+backward at B = 16, T = 4096 went to those fills); a split's
     # gradient is one concatenation.
-    parts = lambda X: None if X is None else X.split(n_s, 0)
+    parts = lambda X: None if X is None else (X,) if n_s >= N else X.split(n_s, 0)   # (one segment: no split, whose gradient is a copy)
     Rp, Vp, Bp, Lp, Qp = parts(R), parts(V), parts(Bt), parts(Lg), parts(Q); Wp = Rp if Wk is R else parts(Wk)
     for j, a in enumerate(range(0, N, n_s)):                              # segments of n chunks, each final state entering the next
         e = min(N, a + n_s); n = e - a; M = n * BH
@@ -537,19 +551,20 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         Rs, Bs = fl(Rp), fl(Bp); Ws = Rs if Wp is Rp else fl(Wp)
         G = Gp = Gc = None
         if Lg is not None: Lc = fl(Lp); G = Lc.cumsum(1); Gp = G - Lc; Gc = G[:, -1]   # cumulative, one step earlier, whole chunk
-        U = (Bp[j][..., None] * Vp[j]).reshape(M, C, dv) if grad else \
-            torch.mul(Bp[j][..., None], Vp[j], out=V.new_empty(n, BH, C, dv)).view(M, C, dv)   # beta v (the product is the copy)
+        bj = Bp[j].view(n, B, H, C, 1)                                    # beta v from v's own layout: the product is the copy
+        U = (bj * Vp[j]).reshape(M, C, dv) if grad else torch.mul(bj, Vp[j], out=V.new_empty(n, B, H, C, dv)).view(M, C, dv)
         if delta:                                                         # (I + diag(b) A) [U, W] = diag(b) [V, R e^G]
             # diag(b) A is the pair of (b r) and w. The solver reads only the strict lower triangle (unitriangular: the unit
             # diagonal is implied), so neither I nor a mask is added where there is no gate; with gates the mask stays
             # (exp(G_t - G_s) above the diagonal can overflow). Without a gradient both systems are solved in place (about
-            # twice as fast as into a new tensor); with one, in one call.
+            # twice as fast as into a new tensor); with one, the inverse (I + diag(b) A)^-1 (a solve against the identity, C
+            # right-hand sides instead of d_v + d_k) times each: cheaper both ways than one solve of [U, W] (no concatenation
+            # and split, whose gradients are copies, and a gradient of two small products, above).
             bR = Bs[..., None] * Rs
             A = bR @ Ws.transpose(-1, -2) if G is None else _pair(bR, Ws, G, G, -1, channel)
             Wd = bR if G is None else eG(bR, G)
             if grad:
-                sol = torch.linalg.solve_triangular(A, torch.cat([U, Wd], -1), upper=False, unitriangular=True)
-                U, Wd = sol.split([dv, dk], -1)                             # (slices' gradients: a zero-filled copy each)
+                Ti = _TriInv.apply(A); U, Wd = Ti @ U, Ti @ Wd
             else:
                 for X in (U, Wd): torch.linalg.solve_triangular(A, X, upper=False, unitriangular=True, out=X)
         Wend = Ws if G is None else eG(Ws, Gc[:, None] - G)               # write keys decayed to the chunk's end

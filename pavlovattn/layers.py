@@ -13,8 +13,8 @@ from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory, check_memory
 
 # %% auto #0
-__all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_ARGS', 'MixerState', 'ShortConv', 'l2norm', 'mask_lengths',
-           'unpack_sequences', 'AttentionMixer']
+__all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_ARGS', 'MixerState', 'ShortConv', 'l2norm', 'rms_norm',
+           'mask_lengths', 'unpack_sequences', 'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -66,6 +66,30 @@ class _L2Norm(torch.autograd.Function):
 def l2norm(x, eps:float=1e-12):
     "x / max(|x|, eps) over the last axis: `F.normalize(x, dim=-1)`, with a cheaper gradient (one formula, a custom autograd function)."
     return _L2Norm.apply(x, eps) if torch.is_grad_enabled() and x.requires_grad else F.normalize(x, dim=-1, eps=eps)
+
+# %% ../nbs/00d_layers.ipynb #c29b0001
+class _RMSNorm(torch.autograd.Function):
+    "`torch.rms_norm` over the last axis with a weight (the same forward, bit for bit) and its gradient as one formula, r (g - y (g . y) / n) with g = dy w and y = x r, not autograd's chain through the power, the mean and the root."
+    @staticmethod
+    def forward(ctx, x, w, eps):
+        r = torch.rsqrt(x.pow(2).mean(-1, keepdim=True).add_(eps))       # the order of torch's own forward
+        y = x * r
+        ctx.save_for_backward(y, r, w)
+        return y * w
+    @staticmethod
+    def backward(ctx, dy):
+        y, r, w = ctx.saved_tensors
+        g = dy * w
+        dx = torch.addcmul(g, y, (g * y).mean(-1, keepdim=True), value=-1).mul_(r)
+        dw = (dy * y).reshape(-1, y.shape[-1]).sum(0) if ctx.needs_input_grad[1] else None
+        return dx, dw, None
+
+def rms_norm(x, weight,               # `[..., n]` and `[n]`
+             eps:float|None=None):    # None: the dtype's epsilon (as `nn.RMSNorm`)
+    "x / sqrt(mean(x^2) + eps) * weight over the last axis: `torch.rms_norm`, with a cheaper gradient (one formula, a custom autograd function)."
+    if eps is None: eps = torch.finfo(x.dtype).eps
+    if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad): return _RMSNorm.apply(x, weight, eps)
+    return torch.rms_norm(x, (x.shape[-1],), weight, eps)
 
 # %% ../nbs/00d_layers.ipynb #a1c0de01
 def mask_lengths(attention_mask,  # `[batch, time]`, 1 for a real step and 0 for padding, padded from one side per row
@@ -140,7 +164,7 @@ class AttentionMixer(nn.Module):
                  head_dim:int|None=None,  # d_k = d_v per head before expansion (default d_model // n_heads)
                  qk_norm=True,            # L2-normalise queries and keys (and write keys); fla's 'l2' is True
                  conv_size:int=4,         # short causal convolution on q, k, v (0: none)
-                 chunk:int=64,            # chunk size of the chunked form
+                 chunk:int=64,            # most steps per chunk of the chunked form (a sequence is cut into equal chunks: T = 40 at 32 is two of 20)
                  algorithm:str='auto',    # `recur`'s algorithm ('auto': chunked for long sequences, 'kernel': fla on CUDA)
                  device=None, dtype=None,
                  *, hidden_size:int|None=None,  # fla's name for `d_model`
@@ -360,8 +384,8 @@ class AttentionMixer(nn.Module):
                 g = torch.where(c, g.expand((B, T, H, dk) if fam.gamma_channels(dk) is not None else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
         if g is not None: opts['gamma'] = g
         if kw is not None: opts['kw'] = kw
-        tr = recur(k, v, q, rule=fam, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=self.chunk, **opts)
-        o = self.o_norm(tr.out)
+        tr = recur(k, v, q, rule=fam, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=-(-T // -(-T // self.chunk)) if T else self.chunk, **opts)
+        o = rms_norm(tr.out, self.o_norm.weight, self.o_norm.eps) if isinstance(self.o_norm, getattr(nn, 'RMSNorm', ())) else self.o_norm(tr.out)   # (a model may replace the norm)
         if self.gate_proj is not None: o = o * F.silu(self.gate_proj(x).reshape(B, T, H, dv))
         y = self.o_proj(o.reshape(B, T, H * dv))
         if keep is not None:

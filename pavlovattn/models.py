@@ -129,7 +129,7 @@ class AssocLM(nn.Module):
         else:
             self.emb = nn.Embedding(task.n_cues + 1, d_model, padding_idx=0)
             self.out_in = nn.Linear(task.d_out, d_model, bias=False); self.flag = nn.Embedding(2, d_model)
-        self.mix = nn.ModuleList([AttentionMixer(d_model, n_heads, rule, conv_size=conv_size, chunk=16, algorithm=alg) for _ in range(n_layers)])
+        self.mix = nn.ModuleList([AttentionMixer(d_model, n_heads, rule, conv_size=conv_size, chunk=32, algorithm=alg) for _ in range(n_layers)])
         if not out_norm:
             for m in self.mix: m.o_norm = nn.Identity()
         self.n1 = nn.ModuleList([nn.LayerNorm(d_model) for _ in range(n_layers)])
@@ -248,10 +248,11 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../nbs/12_models.ipynb #7592f6d1
-code_kind('checkpoint', 3, 'checkpoints', ('pavlovattn.models:_power_slots', 'pavlovattn.models:token_recall', 'pavlovattn.models:VectorTask',
+code_kind('checkpoint', 4, 'checkpoints', ('pavlovattn.models:_power_slots', 'pavlovattn.models:token_recall', 'pavlovattn.models:VectorTask',
           'pavlovattn.models:TokenTask', 'pavlovattn.models:TASKS', 'pavlovattn.models:AssocLM', 'pavlovattn.models:loss_and_metric',
           'pavlovattn.models:TrainConfig', 'pavlovattn.models:_ARCH', 'pavlovattn.models:train', 'pavlovattn.models:_train',
-          'pavlovattn.layers', 'pavlovattn.families', 'pavlovattn.core'))
+          'pavlovattn.layers', 'pavlovattn.families', 'pavlovattn.core'))   # 4: chunks of at most 32 (equal), the delta solve as an
+                                                                         # inverse, the read-out norm's gradient as one formula (issue 30)
 
 def checkpoint_path(cfg:TrainConfig) -> Path:
     "Where `cfg`'s checkpoint lives: `root()/checkpoints/<cfg.key()>.v<checkpoint version>.pt`."
@@ -338,7 +339,7 @@ def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False,
     return model, dict(metrics, cached=False, source='trained', checkpoint=str(path), sha256=sha)
 
 # %% ../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 3, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.models:lr_sweep', 'pavlovattn.models:_best'))
+code_kind('lr-sweep', 4, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.models:lr_sweep', 'pavlovattn.models:_best'))   # 4: as checkpoint 4
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."
