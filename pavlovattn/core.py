@@ -253,9 +253,10 @@ def choose_algorithm(fam:Family,   # the family
     if 'chunked' not in fam.algorithms: return fam.loop
     cpu, channel = torch.device(device).type == 'cpu', fam.gamma_channels(dk) is not None
     if T < 128:   # short: the loop, except with a gradient on the CPU and d_k >= 16, where autograd's cost per step makes the loop
-                  # 1.1-18x slower (benchmarks/bench_layers.py --part auto): chunked from T = 16 (8 at 16+ sequences; 64 with per-channel gates)
+                  # 1.1-18x slower (benchmarks/bench_layers.py --part auto): chunked from T = 16 (8 at 16+ sequences; 96 with per-channel
+                  # gates below 16 sequences: measured again with the per-channel form's sub-chunks of 8, 2026-12-03)
         if not (grad and cpu and dk >= 16): return fam.loop
-        return 'chunked' if T >= (64 if channel else 8 if batch >= 16 else 16) else fam.loop
+        return 'chunked' if T >= (8 if batch >= 16 else 96 if channel else 16) else fam.loop
     if not cpu: return 'chunked'     # each step of the loop is several kernel launches (not measured here)
     if channel and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'

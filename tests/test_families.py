@@ -279,13 +279,13 @@ def test_reference_loop_is_the_oracle_of_every_fast_form(name, alg):
 
 # --- recur(algorithm='auto') on short sequences that need a gradient (issue 29) ---
 def test_auto_short_gradient_policy():
-    "With a gradient on the CPU and d_k >= 16 the chunked form from T = 16 (8 at 16+ sequences, 64 with per-channel gates); no gradient or narrow keys: the loop, as before."
+    "With a gradient on the CPU and d_k >= 16 the chunked form from T = 16 (8 at 16+ sequences; 96 with per-channel gates below 16 sequences); no gradient or narrow keys: the loop, as before."
     from pavlovattn.core import choose_algorithm
     F = FAMILIES
     assert choose_algorithm(F['delta'], 64, 64, True, batch=256) == 'chunked'           # the reported case: B 64 x 4 heads, T 64
     assert [choose_algorithm(F['delta'], T, 16, True, batch=1) for T in (8, 15, 16)] == ['sequential', 'sequential', 'chunked']
     assert [choose_algorithm(F['hebbian'], T, 16, True, batch=16) for T in (7, 8)] == ['sequential', 'chunked']
-    assert [choose_algorithm(F['gla'], T, 64, True, batch=256) for T in (63, 64)] == ['sequential', 'chunked']
+    assert [choose_algorithm(F['gla'], T, 64, True, batch=n) for n, T in ((1, 95), (1, 96), (256, 7), (256, 8))] == ['sequential', 'chunked', 'sequential', 'chunked']
     assert choose_algorithm(F['delta'], 64, 8, True, batch=256) == 'sequential'         # narrow keys (conditioning designs)
     assert choose_algorithm(F['delta'], 64, 64, False, batch=256) == 'sequential'       # no gradient
     assert choose_algorithm(F['delta'], 64, 64, True, batch=256, device='meta') == 'sequential'   # off the CPU: not measured, unchanged
