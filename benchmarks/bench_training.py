@@ -14,13 +14,14 @@ Also reports the steps the page's protocol trains on that task and the resulting
 each family (and of the MHA model) into its parts, each timed alone on the same batch: the mixers (forward + backward of the
 `AttentionMixer`s on their inputs), their short convolutions + SiLU (forward + backward), the rest of forward + backward, and the
 optimiser (clip + AdamW step; also AdamW's foreach and fused variants, which `train` does not use, to show what they would save).
---chunk N sets every chunked mixer's chunk size (AssocLM uses 16) to measure another size; it is not what `train` runs.
+--chunk N sets every chunked mixer's chunk size (AssocLM uses 32: at most 32 steps a chunk, a sequence cut into equal chunks)
+to measure another size; it is not what `train` runs.
 The token-task generator is timed too (--token-task, default rebind): every generator's share of an MHA step must stay under 10%.
 Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated-delta,softmax,gla] [--steps 10] [--repeats 3]
        [--threads 1] [--task vector|vector-single|mqar|repeated|rebind] [--seq-len T | --seq-lens 40,256] [--device cpu]
-       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 16]
+       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 32]
 """
-import argparse, dataclasses, statistics, time, platform, datetime
+import argparse, dataclasses, os, statistics, time, platform, datetime
 import torch
 from torch import nn
 from pavlovattn.models import AssocLM, TASKS, loss_and_metric
@@ -45,7 +46,7 @@ def _timed(fn, steps, repeats, cuda):
         ts.append((time.perf_counter() - t) / steps)
     return statistics.median(ts)
 
-CHUNK = None   # --chunk: the chunk size of every chunked mixer (AssocLM's is 16), to measure what another size would cost
+CHUNK = None   # --chunk: the chunk size of every chunked mixer (AssocLM's is 32), to measure what another size would cost
 
 def _model(task, rule, device):
     torch.manual_seed(0)
@@ -121,7 +122,7 @@ def main():
     lens = [int(x) for x in a.seq_lens.split(',')] if a.seq_lens else [a.seq_len or TASKS[a.task].seq_len]
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
           f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={",".join(map(str, lens))}), batch {a.batch}'
-          + (f', chunk {a.chunk}' if a.chunk else ''))
+          + (f', chunk {a.chunk}' if a.chunk else '') + f', load average {os.getloadavg()[0]:.2f} (1 min) at the start')
     summary = {}
     for T in lens:
         task = dataclasses.replace(TASKS[a.task], seq_len=T)
@@ -146,6 +147,7 @@ def main():
                 print(f'{r:12s} mixers {x["mixers"] / m["mixers"]:.2f} x MHA\'s, conv+silu {x["conv_silu"] / x["mixers"]:.0%} of its mixers, '
                       f'optimiser {x["adamw"] / res[r]:.0%} of its step (fused: {x["adamw_fused"] / res[r]:.0%})')
         summary[T] = {r: ratio[r] for r in fams}
+    print(f'load average {os.getloadavg()[0]:.2f} (1 min) at the end')
     if len(lens) > 1:
         print('step / MHA step: ' + '; '.join(f'{r} ' + ', '.join(f'T {T} {summary[T][r]:.2f}x' for T in lens) for r in fams))
     n_steps = PROTOCOL_STEPS.get(a.task)
