@@ -46,7 +46,7 @@ self CPU time: the triangular solve (aten::linalg_solve_triangular with everythi
 inverse it computes), fills (aten::fill_, aten::zero_), copies (aten::copy_, cat, contiguous, clone) and products (bmm,
 baddbmm, mm, addmm).
 """
-import argparse, importlib.util, pathlib, statistics, sys, time, platform, datetime
+import argparse, importlib.util, inspect, pathlib, statistics, sys, time, platform, datetime
 import torch
 from pavlovattn.layers import AttentionMixer
 from pavlovattn.families import FAMILIES
@@ -105,7 +105,8 @@ def _fla_naive(name):
     return m
 
 def _transformers_gdn():
-    try: return importlib.import_module('transformers.models.qwen3_next.modeling_qwen3_next').torch_chunk_gated_delta_rule
+    "transformers' own torch function: where fla is installed, transformers wraps it to call fla's Triton kernel instead (no CPU)."
+    try: return inspect.unwrap(importlib.import_module('transformers.models.qwen3_next.modeling_qwen3_next').torch_chunk_gated_delta_rule)
     except Exception as e: return f'{type(e).__name__}: {e}'.splitlines()[0]
 
 def references(fam, q, k, v, kw, C=64):
