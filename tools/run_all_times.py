@@ -113,6 +113,15 @@ def main(paths:str='',                              # notebooks to run, space se
         subprocess.run(['git', 'clone', '-q', str(ROOT), str(top)], check=True)
         os.environ['PYTHONPATH'] = os.pathsep.join([str(top)] + [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p])
         res['clone'] = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=top, capture_output=True, text=True).stdout.strip()
+        # Most pages end with nbdev's export cell, which Run All executes: it rewrites the library and its index from every notebook.
+        # CI requires that to change nothing; where a commit left the generated files behind, they are brought up to date and
+        # committed in the clone first, so that the check below sees only what each page changes.
+        subprocess.run([str(Path(sys.executable).parent / 'nbdev_export')], cwd=top, check=True, capture_output=True)
+        stale = sorted(l[3:] for l in _porcelain(top))
+        if stale:
+            subprocess.run(['git', '-c', 'user.name=run_all_times', '-c', 'user.email=none', 'commit', '-qam', 'nbdev_export'], cwd=top, check=True)
+            print(f'nbdev_export changed {", ".join(stale)} in the clone (committed there before the runs)', flush=True)
+        res['export_before'] = stale
         print(f'running the notebooks of a clone of HEAD ({res["clone"]}) in {top}', flush=True)
     files = ([top / 'nbs' / Path(p).name for p in paths.split()] if paths else sorted((top / 'nbs').glob('[!_.]*.ipynb')))
     od = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix='runall-nbs-'))
