@@ -10,12 +10,13 @@ tree check then sees only what the notebooks did (in a checkout where other work
 
 Per notebook it records the wall seconds, ok or the first error line, the 1-minute load average sampled during the run
 (other work on the machine makes the time an upper bound), and whether `git status --porcelain` changed during the run
-(a page must not change a tracked file or leave an untracked one). The results are merged into `--json`
-(default nbs/run_all_times.json, written atomically); `--table` prints them as the markdown table the front page shows.
+(a page must not change a tracked file or leave an untracked one). The results are merged into `--json_path`
+(default nbs/run_all_times.json, written atomically, with the markdown table and the sentence the front page shows);
+`--table_only` prints the table and runs nothing.
 
-    python tools/run_all_times.py                         # every notebook in nbs/
+    python tools/run_all_times.py --clone                 # every notebook in nbs/, in a fresh clone of HEAD (as the front page's table)
     python tools/run_all_times.py --paths "nbs/00_core.ipynb nbs/03_blocking.ipynb"
-    python tools/run_all_times.py --table                 # print the table of the recorded runs, run nothing
+    python tools/run_all_times.py --table_only            # print the table of the recorded runs, run nothing
 """
 import datetime, json, os, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
@@ -60,7 +61,7 @@ def run_one(fn:Path, out_dir:Path, timeout:int, fresh_cache:bool, top:Path=ROOT)
     for k, v in env_keep.items():
         if v is None: os.environ.pop(k, None)
         else: os.environ[k] = v
-    if tmp: subprocess.run(['rm', '-rf', tmp])
+    if tmp: shutil.rmtree(tmp, ignore_errors=True)
     out_dir.mkdir(parents=True, exist_ok=True); nbformat.write(nb, out_dir / fn.name)
     return dict(seconds=round(secs, 1), ok=err is None, error=err, tree_changed=changed,
                 load_mean=round(sum(sampler.xs) / len(sampler.xs), 2), load_max=round(max(sampler.xs), 2),
@@ -125,7 +126,9 @@ def main(paths:str='',                              # notebooks to run, space se
         print(f'running the notebooks of a clone of HEAD ({res["clone"]}) in {top}', flush=True)
     files = ([top / 'nbs' / Path(p).name for p in paths.split()] if paths else sorted((top / 'nbs').glob('[!_.]*.ipynb')))
     od = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix='runall-nbs-'))
-    if od.resolve().is_relative_to(ROOT): sys.exit('run_all_times: --out_dir must be outside the repository')
+    def refuse(msg): print(f'run_all_times: {msg}', file=sys.stderr); sys.exit(2)
+    if od.resolve().is_relative_to(ROOT): refuse('--out_dir must be outside the repository (the saved outputs in nbs/ stay untouched)')
+    if (missing := [str(f) for f in files if not f.is_file()]): refuse(f"no such notebook: {', '.join(missing)}")
     bad = 0
     for fn in files:
         print(f'{fn.name}: running (load {_load():.2f}) ...', flush=True)
