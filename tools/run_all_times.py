@@ -108,6 +108,10 @@ def main(paths:str='',                              # notebooks to run, space se
     if table_only: print(table(res)); return
     os.nice(5)
     os.environ.pop('IN_TEST', None); os.environ.update(OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
+    def refuse(msg): print(f'run_all_times: {msg}', file=sys.stderr); sys.exit(2)
+    names = [Path(p).name for p in paths.split()] if paths else sorted(f.name for f in (ROOT / 'nbs').glob('[!_.]*.ipynb'))
+    if (missing := [n for n in names if not (ROOT / 'nbs' / n).is_file()]): refuse(f"no such notebook in nbs/: {', '.join(missing)}")
+    if out_dir and Path(out_dir).resolve().is_relative_to(ROOT): refuse('--out_dir must be outside the repository (the saved outputs in nbs/ stay untouched)')
     top = ROOT
     if clone:
         top = Path(tempfile.mkdtemp(prefix='runall-clone-')) / 'repo'
@@ -124,11 +128,10 @@ def main(paths:str='',                              # notebooks to run, space se
             print(f'nbdev_export changed {", ".join(stale)} in the clone (committed there before the runs)', flush=True)
         res['export_before'] = stale
         print(f'running the notebooks of a clone of HEAD ({res["clone"]}) in {top}', flush=True)
-    files = ([top / 'nbs' / Path(p).name for p in paths.split()] if paths else sorted((top / 'nbs').glob('[!_.]*.ipynb')))
+    files = [top / 'nbs' / n for n in names]
+    if (missing := [f.name for f in files if not f.is_file()]):
+        shutil.rmtree(top.parent); refuse(f"not committed, so not in the clone: {', '.join(missing)}")
     od = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix='runall-nbs-'))
-    def refuse(msg): print(f'run_all_times: {msg}', file=sys.stderr); sys.exit(2)
-    if od.resolve().is_relative_to(ROOT): refuse('--out_dir must be outside the repository (the saved outputs in nbs/ stay untouched)')
-    if (missing := [str(f) for f in files if not f.is_file()]): refuse(f"no such notebook: {', '.join(missing)}")
     bad = 0
     for fn in files:
         print(f'{fn.name}: running (load {_load():.2f}) ...', flush=True)
