@@ -225,7 +225,7 @@ def locked(path):
     try: fcntl.flock(fd, fcntl.LOCK_EX); yield
     finally: os.close(fd)
 
-# %% ../nbs/00e_cache.ipynb #c0a1000b
+# %% ../nbs/00e_cache.ipynb #c0a1000d
 def legacy_json(path, check=None, kind:str|None=None) -> tuple:
     "(entry, format) of a JSON entry written before the current rule (a sealed entry of an older cache format, or plain JSON), checked; or of the current one. CacheError saying why it cannot be migrated."
     try: obj = json.loads(Path(path).read_bytes()[:64 << 20].decode('utf-8'), parse_constant=_no_constants)
@@ -240,7 +240,7 @@ def legacy_json(path, check=None, kind:str|None=None) -> tuple:
     try: return (obj if check is None else check(obj)), (v or 'plain JSON (before cache 2)')
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e: raise CacheError(str(e) or type(e).__name__) from None
 
-# %% ../nbs/00e_cache.ipynb #c0a1000c
+# %% ../nbs/00e_cache.ipynb #c0a1000e
 MIGRATORS: list = []   # (kind, fn(files, dst) -> [(file, 'migrated'|'current'|'refused', why)]), in the order they run
 
 def migrator(kind:str):
