@@ -21,6 +21,7 @@ Per notebook it records the wall seconds, ok or the first error line, the 1-minu
 import datetime, json, os, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from fastcore.script import call_parse, store_true
+from pavlovattn.cache import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,9 +69,7 @@ def run_one(fn:Path, out_dir:Path, timeout:int, fresh_cache:bool, top:Path=ROOT)
                 date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
                 cache='empty (a new folder)' if fresh_cache else 'the project cache')
 
-def _write_atomic(path:Path, obj):
-    tmp = path.with_name(path.name + '.tmp')
-    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + '\n'); os.replace(tmp, path)
+def _write_atomic(path:Path, obj): atomic_write(path, json.dumps(obj, indent=1, ensure_ascii=False) + '\n')   # the package's one atomic writer
 
 def _fmt_s(s:float) -> str: return f'{s:.0f} s' if s < 120 else f'{int(s // 60)} min {s % 60:02.0f} s'
 
