@@ -64,7 +64,9 @@ _NAMES = {'rule': ('hebbian', 'normalized', 'decay', 'gla', 'delta', 'gated-delt
           'page rule': ('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax'),   # core.RULES: score and fit
           'key coding': ('onehot', 'random'),                                                    # designs.KEY_CODINGS
           'dialect': ('native', 'calmr'),                                                        # language.DIALECTS
-          'results layout': ('tidy', 'calmr')}                                                   # interop.RESULT_LAYOUTS
+          'results layout': ('tidy', 'calmr'),                                                   # interop.RESULT_LAYOUTS
+          'family': ('hebbian', 'normalized', 'decay', 'gla', 'trace', 'delta', 'gated-delta', 'channel-gate', 'vhw', 'softmax'),  # families.BUILTIN: battery
+          'backend': ('inprocess', 'processes', 'dask')}                                         # sweep.BACKENDS
 
 # %% ../nbs/10_cli.ipynb #8d4ab4c2
 FORMATS = ('table', 'json', 'csv')
@@ -81,7 +83,7 @@ def _run_args(p):
     p.add_argument('--gamma', type=_number(name='gamma'), default=None, help='decay per trial (default 0.9 for decay, else 1)')
     p.add_argument('--lam', type=_number(name='lam'), default=1.0, help='US magnitude on + trials (default 1)')
     p.add_argument('--keys', default='onehot', help=f"key coding: {', '.join(_NAMES['key coding'])} (default onehot)")
-    p.add_argument('--dk', type=_number(int, name='dk'), default=None, help='key dimension (default: the number of cues)')
+    p.add_argument('--dk', type=_number(int, lo=1, name='dk'), default=None, help='key dimension (default: the number of cues)')
     p.add_argument('--overlap', type=_number(lo=-1, hi=1, lo_open=True, hi_open=True, name='overlap'), default=0.0, help='pairwise inner product of random unit keys (--keys random), in (-1, 1)')
     p.add_argument('--salience', default=None, metavar='A=0.8,B=0.2', help='squared key norm per cue (default 1)')
     p.add_argument('--normalize', action='store_true', help='L2-normalise each compound key')
@@ -93,7 +95,7 @@ def _run_args(p):
     p.add_argument('--dtype', default='float64', help='float64 or float32 (default float64)')
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--tau', type=_number(lo=0, lo_open=True, name='tau'), default=1.0, help='softmax temperature, > 0 (default 1)')
-    p.add_argument('--omega', type=_number(name='omega'), default=None, help="vhw only: rate of an expected-but-absent cue relative to a present one (default 0.5)")
+    p.add_argument('--omega', type=_number(lo=0, name='omega'), default=None, help="vhw only: rate of an expected-but-absent cue relative to a present one (default 0.5)")
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--associations', default=None, metavar='WHICH', help="with --dialect calmr: us (cue -> US) or all (every stimulus -> stimulus association, "
                    "as calmr's RW1972); default all for a calmr design without a US, else us")
@@ -124,8 +126,19 @@ def _parse_salience(text:str) -> dict:
         out[cue], first[cue] = x, item.strip()
     return out
 
-def _choice(name, value, valid):
-    if value not in valid: raise UsageError(f"pavlovattn run: unknown {name} {value!r}; valid: {', '.join(valid)}")
+def _choice(name, value, valid, cmd='pavlovattn run'):
+    if value not in valid: raise UsageError(f"{cmd}: unknown {name} {value!r}; valid: {', '.join(valid)}")
+
+def _family_arg(cmd, rule, valid, more=''):
+    "A family named on the command line, checked before torch is imported: a built-in name, or a FILE.py (FILE.py:NAME) that exists; module:NAME is left to the loader."
+    src = rule.rpartition(':')[0] if ':' in rule and not rule.endswith('.py') else rule   # as families.load_family splits it
+    if src.endswith('.py'):
+        if not os.path.isfile(src): raise UsageError(f"{cmd}: cannot load a family from {src}: no such file")
+    elif ':' not in rule and rule not in valid: raise UsageError(f"{cmd}: unknown rule {rule!r}; valid rules: {', '.join(valid)}{more}")
+
+def _must_exist(flag, path, more=': No such file or directory'):
+    "An input file that is not there, refused before torch is imported (the readers still say what is wrong with one that is)."
+    if path is not None and not os.path.exists(path): raise UsageError(f'pavlovattn run: cannot read {flag} {path}{more}')
 
 def _fmt(x:float) -> str: return f'{x:.6g}'
 
@@ -178,8 +191,11 @@ def _run(a) -> int:
     if a.palms_params:                                                  # the file's parameters, not the flags' defaults: a flag that would be ignored is refused
         given = _given(a, ('beta', 'beta_minus', 'lam', 'salience', 'subjects'))
         if given: raise UsageError(f"pavlovattn run: --palms-params takes beta, betan, lamda, alpha and num_trials from the file: leave out {', '.join(given)}")
-    if not (a.rule.endswith('.py') or ':' in a.rule) and a.rule not in _NAMES['rule']:   # a file or module:NAME is loaded below
-        raise UsageError(f"pavlovattn run: unknown rule {a.rule!r}; valid rules: {', '.join(_NAMES['rule'])}")
+    _family_arg('pavlovattn run', a.rule, _NAMES['rule'])               # a file or module:NAME is loaded below
+    _must_exist('--calmr', a.calmr); _must_exist('--pyndl', a.pyndl)
+    _must_exist('--palms', a.palms, ': no such file (a design written out goes as DESIGN)')   # read_palms takes text too; the flag takes a file
+    ext = os.path.splitext(a.results_file)[1].lower() if a.results_file is not None else '.csv'   # as interop.write_results refuses it
+    if ext not in ('.csv', '.parquet'): raise UsageError(f'pavlovattn run: cannot write {ext or "a file without extension"}: use .csv or .parquet')
     if a.all_outcomes: return _run_pyndl(a, sal)
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
     if a.design is not None:                                            # the design language needs no torch: its errors come first too
@@ -198,8 +214,6 @@ def _run(a) -> int:
             try: design = io.read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
         elif a.palms is not None:
-            if not os.path.exists(a.palms):                             # read_palms takes text too; the flag takes a file
-                raise UsageError(f'pavlovattn run: cannot read --palms {a.palms}: no such file (a design written out goes as DESIGN)')
             design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-', params=a.palms_params)
             if a.palms_params:                                          # PALMS's @ lines as simulate's keywords
                 design, kw = design; b = kw['beta']
@@ -350,6 +364,8 @@ def _trains(claim) -> bool:
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
 def _reproduce(a) -> int:
     if a.json is not None and not a.json.strip(): raise UsageError('pavlovattn reproduce: --json needs a path; got an empty one')
+    swept = a.backend is not None or a.scheduler is not None
+    if swept: _check_backend(a, 'pavlovattn reproduce')                  # before the claims are loaded (they import torch)
     reg = _mod('registry')
     claims = reg.load_claims()
     tier = _tier(a)
@@ -364,8 +380,6 @@ def _reproduce(a) -> int:
         w = max((len(r['id']) for r in rows), default=0)                   # aligned columns (the JSON is the machine format)
         for r in rows: print(f"{r['id']:<{w}}  {'exact' if r['exact'] else '-':5s}  {r['claim']}")
         return 0
-    swept = a.backend is not None or a.scheduler is not None
-    if swept: _check_backend(a, 'pavlovattn reproduce')
     if a.scheduler is None: _check_device(a.device)                        # on a cluster, the workers' devices are the ones that count
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
     if not a.quiet: print(_tier_plan(claims, ids, tier), file=sys.stderr, flush=True)
@@ -590,7 +604,8 @@ def _battery_args(p):
 
 @subcommand('battery', "run every phenomenon of the package on one family (built-in or from a file) and print its report card")(_battery_args)
 def _battery(a) -> int:
-    _choice('format', a.format, FORMATS)
+    _choice('format', a.format, FORMATS, 'pavlovattn battery')
+    _family_arg('pavlovattn battery', a.rule, _NAMES['family'], ' (or a Python file or module:NAME that defines a Family)')
     if a.subjects < 2: raise UsageError(f'pavlovattn battery: --subjects must be at least 2 (the CI needs two); got {a.subjects}')
     if a.figure is not None and not a.figure.strip(): raise UsageError('pavlovattn battery: --figure needs a path; got an empty one')
     if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
@@ -640,8 +655,8 @@ def _sweep_args(p):
 def _check_backend(a, cmd):
     "--backend, --scheduler: a backend of the sweep runner; Dask installed when asked for (else what to install)."
     import importlib.util
+    if a.backend is not None: _choice('backend', a.backend, _NAMES['backend'], cmd)   # before the sweep module (torch) is imported
     sw = _mod('sweep')
-    if a.backend is not None and a.backend not in sw.BACKENDS: raise UsageError(f"{cmd}: unknown backend {a.backend!r}; valid: {', '.join(sw.BACKENDS)}")
     if a.scheduler is not None and a.backend not in (None, 'dask'): raise UsageError(f'{cmd}: --scheduler runs on Dask, not with --backend {a.backend}')
     if (a.scheduler is not None or a.backend == 'dask') and importlib.util.find_spec('distributed') is None: raise UsageError(f'{cmd}: {sw.DASK_MISSING}')
 
@@ -683,10 +698,14 @@ def _probe_model(a) -> int:
         if v not in ok: raise UsageError(f"pavlovattn probe-model: unknown --{name} {v!r}; valid: {', '.join(ok)}")
     if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
         raise UsageError(f'pavlovattn probe-model: --figure must end in .png, .pdf or .svg; got {a.figure!r}')
+    if a.model.startswith(('/', '.')) and not os.path.isdir(a.model):   # a path (a Hugging Face name starts with neither)
+        raise UsageError(f"pavlovattn probe-model: no such directory {a.model!r} (a local model directory, or a name in the local Hugging Face cache such as org/name)")
     _check_device(a.device, 'probe-model', 'float32')
     try:
-        pt = _mod('pretrained'); model, tok = pt.load_model(a.model, a.device, a.dtype)
-        res = pt.probe_model(model, tok, a.n, a.seed, progress=sys.stderr.isatty())
+        with warnings.catch_warnings():                                  # fla on a machine without Triton warns 'roll back to CPU' on stderr
+            warnings.filterwarnings('ignore', message='Triton is not supported', category=UserWarning)
+            pt = _mod('pretrained'); model, tok = pt.load_model(a.model, a.device, a.dtype)
+            res = pt.probe_model(model, tok, a.n, a.seed, progress=sys.stderr.isatty())
     except (ImportError, FileNotFoundError, ValueError) as e: raise UsageError(f'pavlovattn probe-model: {e}')
     if a.figure is not None:
         import matplotlib; matplotlib.use('Agg')

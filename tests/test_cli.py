@@ -44,7 +44,10 @@ def test_help_names_what_the_commands_accept():
     from pavlovattn.core import RULES
     from pavlovattn.designs import design_rules, KEY_CODINGS, DIALECTS
     from pavlovattn.interop import RESULT_LAYOUTS
-    assert _NAMES == {'rule': design_rules(), 'page rule': RULES, 'key coding': KEY_CODINGS, 'dialect': DIALECTS, 'results layout': RESULT_LAYOUTS}
+    from pavlovattn.families import BUILTIN
+    from pavlovattn.sweep import BACKENDS
+    assert _NAMES == {'rule': design_rules(), 'page rule': RULES, 'key coding': KEY_CODINGS, 'dialect': DIALECTS, 'results layout': RESULT_LAYOUTS,
+                      'family': BUILTIN, 'backend': BACKENDS}
     out = ' '.join(pv('run', '--help').stdout.split())
     assert f"attention family: {', '.join(design_rules())} (default delta)" in out and 'key coding: onehot, random' in out
     r = pv('run', '10A+', '--rule', 'nope')                              # the full list comes with the refusal
@@ -59,6 +62,22 @@ def test_help_names_what_the_commands_accept():
     (['run', '10A+ |'], 'pavlovattn run: empty phase at position 7: expected trial types such as 10A+ between the "|"s (skip: a phase this group skips)'),
     (['score', '--rule', 'gla'], "pavlovattn score: unknown rule 'gla'; valid: hebbian, decay, delta, gated-delta, channel-gate, softmax"),
     (['fit', '--format', 'csv'], "pavlovattn fit: unknown format 'csv'; valid: table, json"),
+    # audit of issue 36: a missing file, a misspelt family on battery, sizes and suffixes were refused only after torch
+    (['run', '10A+', '--dk', '0'], 'pavlovattn run: argument --dk: dk must be a positive integer; got 0'),
+    (['run', '10A+', '--rule', 'vhw', '--omega', '-1'], 'pavlovattn run: argument --omega: omega must be a number >= 0; got -1'),
+    (['run', '--calmr', 'no-such.csv'], 'pavlovattn run: cannot read --calmr no-such.csv: No such file or directory'),
+    (['run', '--palms', 'no-such.rw'], 'pavlovattn run: cannot read --palms no-such.rw: no such file (a design written out goes as DESIGN)'),
+    (['run', '--pyndl', 'no-such.tab'], 'pavlovattn run: cannot read --pyndl no-such.tab: No such file or directory'),
+    (['run', '10A+', '--rule', 'no-such.py'], 'pavlovattn run: cannot load a family from no-such.py: no such file'),
+    (['run', '10A+', '--rule', 'no-such.py:MINE'], 'pavlovattn run: cannot load a family from no-such.py: no such file'),
+    (['run', '10A+', '--results-file', 'r.txt'], 'pavlovattn run: cannot write .txt: use .csv or .parquet'),
+    (['battery', 'detla'], "pavlovattn battery: unknown rule 'detla'; valid rules: hebbian, normalized, decay, gla, trace, delta, "
+                           "gated-delta, channel-gate, vhw, softmax (or a Python file or module:NAME that defines a Family)"),
+    (['battery', 'no-such.py'], 'pavlovattn battery: cannot load a family from no-such.py: no such file'),
+    (['battery', 'delta', '--format', 'xml'], "pavlovattn battery: unknown format 'xml'; valid: table, json, csv"),   # was 'pavlovattn run: ...'
+    (['reproduce', '--backend', 'nope'], "pavlovattn reproduce: unknown backend 'nope'; valid: inprocess, processes, dask"),
+    (['probe-model', '/no/such/dir'], "pavlovattn probe-model: no such directory '/no/such/dir' (a local model directory, or a name in "
+                                      "the local Hugging Face cache such as org/name)"),
 ])
 def test_argument_errors_are_answered_before_torch_is_imported(argv, line, capsys):
     "Issue 36: a misspelt name or design took 20 s on a loaded machine to be refused, the time to import torch; now before it."
@@ -71,6 +90,13 @@ def test_a_family_file_is_not_refused_by_name(tmp_path):
     "`--rule FILE.py` and `module:NAME` are not in the list of names: they go to the family loader, which says what is wrong."
     r = pv('run', '10A+', '--rule', str(tmp_path / 'nope.py'))
     assert r.returncode == 2 and 'unknown rule' not in r.stderr and 'nope.py' in r.stderr, r.stderr
+
+def test_probe_model_refusal_is_one_line_with_fla_installed():
+    "fla printed 'UserWarning: Triton is not supported on current platform' and its source line on stderr before the refusal (3 lines)."
+    pytest.importorskip('transformers'); pytest.importorskip('fla')
+    r = pv('probe-model', 'no-such-org/no-such-model')
+    assert r.returncode == 2 and r.stdout == '' and r.stderr == ("pavlovattn probe-model: no model 'no-such-org/no-such-model' on this machine "
+        "(nothing is downloaded): get it with `hf download no-such-org/no-such-model` (or pass a local directory)\n"), r.stderr
 
 def no_cuda():
     import torch

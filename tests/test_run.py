@@ -104,7 +104,7 @@ def test_bad_input_is_one_line_and_exit_2(args, msg):
     (['1000000000000A+'], 'bad trial type "1000000000000A+" at position 1: count 1000000000000 is more than 1,000,000 trials'),
     (['10A+', '--subjects', '1000000000000'], 'subject-trials is more than one run simulates'),
     (['10A+', '--dk', '1000000000000'], 'this run needs about'),
-    (['10A+', '--dk', '0'], 'dk must be an integer >= 1'),
+    (['10A+', '--dk', '0'], 'argument --dk: dk must be a positive integer; got 0'),   # refused by the parser, before torch (issue 36)
     (['10A+', '--device', 'meta'], "device 'meta' cannot run this here"),
     (['10A+', '--salience', 'A=1,A=0.5'], "--salience gives 'A' twice ('A=1' and 'A=0.5')"),
     (['10(ctx)+', '--salience', 'ctx=1,(ctx)=0.5'], "--salience gives 'ctx' twice"),
