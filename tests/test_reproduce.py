@@ -150,3 +150,17 @@ def test_report_summary_names_each_rows_run():
     listed = readme.split('Checks that fail: ', 1)[1].split('.', 1)[0].split(', ')
     assert s['summary'] in readme and listed == [r['id'] for r in s['rows'] if r['check'] == 'fail'], listed
     assert f"**{s['summary']}**" in (root / 'nbs' / '11_report.ipynb').read_text()
+
+def test_pip_install_leaves_no_untracked_file(tmp_path):
+    "Issue 36: `pip install .` in a checkout left an untracked `build/` (setuptools builds in the source tree). A copy of the tracked files, installed with pip (no index, no build isolation), then `git status` shows nothing new."
+    import pathlib, shutil
+    root, src = pathlib.Path(__file__).resolve().parents[1], tmp_path / 'src'
+    git = lambda *a, cwd=src: subprocess.run(['git', '-c', 'user.name=t', '-c', 'user.email=t@t', *a], cwd=cwd, capture_output=True, text=True, check=True).stdout
+    for f in git('ls-files', '-z', cwd=root).split('\0'):
+        if f and (root / f).is_file(): (src / f).parent.mkdir(parents=True, exist_ok=True); shutil.copy2(root / f, src / f)
+    git('init', '-q'); git('add', '-A'); git('commit', '-q', '-m', 'tracked files')
+    r = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps', '--no-index', '--no-build-isolation', '--target', str(tmp_path / 'site'), '.'],
+                       cwd=src, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / 'site' / 'pavlovattn' / 'cli.py').is_file()
+    assert git('status', '--porcelain', '--untracked-files=all') == '', 'pip install . left files git does not ignore'
