@@ -125,7 +125,7 @@ def unpack_sequences(x,           # `[1, total, d]`: sequences packed one after 
     L = int(n.max()); t = torch.arange(L, device=x.device)
     mask = t < n[:, None]
     at = (cu[:-1, None] + t).clamp(max=max(x.shape[1] - 1, 0))
-    return (x[0][at] * mask[..., None] if x.shape[1] else x.new_zeros(len(n), L, x.shape[-1])), mask
+    return (torch.where(mask[..., None], x[0][at], 0.) if x.shape[1] else x.new_zeros(len(n), L, x.shape[-1])), mask
 
 def _roll(x, s):
     "Row b of `x` `[B,T,...]` shifted left by `s[b]` steps, cyclically."
@@ -351,7 +351,7 @@ class AttentionMixer(nn.Module):
             rolled = bool((lead > 0).any())
             if rolled: x = _roll(x, lead)                                   # left padding moved to the right: real steps first
             keep = torch.arange(T, device=x.device) < n[:, None]            # [B,T]: real steps
-            x = x * keep[..., None]                                         # padding is zeros: the convolution never sees it
+            x = torch.where(keep[..., None], x, 0.)                         # padding is zeros (whatever it held, NaN too): the convolution never sees it
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         conv = None
         if self.convs is not None:
@@ -389,6 +389,6 @@ class AttentionMixer(nn.Module):
         if self.gate_proj is not None: o = o * F.silu(self.gate_proj(x).reshape(B, T, H, dv))
         y = self.o_proj(o.reshape(B, T, H * dv))
         if keep is not None:
-            y = y * keep[..., None]
+            y = torch.where(keep[..., None], y, 0.)                         # 0 at padding, and no gradient into it
             if rolled: y = _roll(y, -lead)
         return y, MixerState(tr.state, conv, fam.name)

@@ -410,3 +410,17 @@ def test_packed_and_gradients_on_cuda(rule):
     for u, s, c, p in zip(pa, ps, pc, pp): assert max((u - s).abs().max(), (u - c).abs().max(), (u - p).abs().max()) < 1e-10, rule
     assert (gs - ga).abs().max() < 1e-10 and (gc - torch.cat([ga, gb], 1)).abs().max() < 1e-10, rule
     assert (gp[0] - ga[0]).abs().max() < 1e-10 and (gp[1, 11:] - gb[0]).abs().max() < 1e-10 and gp[1, :11].abs().max() == 0, rule
+
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_padding_holding_nan_or_inf_is_never_read(rule):
+    "NaN or inf at padded steps (a masked softmax layer before this one can leave them) change nothing: the real steps' outputs and every gradient are those of the sequence alone, padding gives 0 and gets no gradient."
+    m = _mixer(rule, chunk=8); a = torch.randn(1, 6, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(11))
+    x = torch.full((3, 9, 16), float('nan'), dtype=torch.float64); x[0, 3:] = a[0]; x[1, :6] = a[0]; x[2, 4] = float('inf')
+    mask = torch.zeros(3, 9, dtype=torch.long); mask[0, 3:] = 1; mask[1, :6] = 1           # left, right, all padding
+    x.requires_grad_(); y = m(x, attention_mask=mask); ya = m(a)
+    assert max((y[0, 3:] - ya[0]).abs().max(), (y[1, :6] - ya[0]).abs().max()) < 1e-12, rule
+    assert y[0, :3].abs().max() == 0 and y[1, 6:].abs().max() == 0 and y[2].abs().max() == 0, rule
+    pp, (gx,) = _grads(m, y.square().sum(), x); pa, _ = _grads(m, 2 * ya.square().sum())
+    for u, w in zip(pp, pa): assert (u - w).abs().max() < 1e-10, rule
+    assert gx[0, :3].abs().max() == 0 and gx[1, 6:].abs().max() == 0 and gx[2].abs().max() == 0, rule
