@@ -10,7 +10,9 @@ named tuple shows its fields), and, at phone width (390 px), nothing in the page
 unless it scrolls inside its own box (a figure, a table, a code block, an equation), and no heading running past it;
 at 1280 px no table cut (wider than its column with no scroll box, or showing under 60% of its width), no raw TeX in a
 heading, in the right-hand table of contents or in a search result's title or snippet, and no table row left as literal pipes.
-Prints `site: N passed, M failed`."""
+Prints `site: N passed, M failed`.
+
+Usage: python tools/check_site.py [SITE [PAGE.html ...]]   (SITE default _docs; PAGE: only these pages, e.g. layers.html)"""
 import subprocess, sys, threading, functools, http.server, re, tempfile, base64, html, ast, json, hashlib
 from collections import defaultdict
 from pathlib import Path
@@ -43,7 +45,7 @@ LAYOUT_PROBE = b"""<script>window.addEventListener('load', () => setTimeout(() =
     for (let p = e.parentElement; p; p = p.parentElement) {                  // the first box narrower than the table
       if (p.clientWidth < e.scrollWidth - 1) return !scrolls(p) || p.clientWidth < 0.6 * e.scrollWidth;
       if (p === main) break; }
-    return false; }).slice(0, 4).map(e => e.tagName.toLowerCase() + ' "' + e.textContent.trim().replace(/\s+/g, ' ').slice(0, 40) + '" ('
+    return false; }).slice(0, 4).map(e => e.tagName.toLowerCase() + ' "' + e.textContent.trim().replace(/\\s+/g, ' ').slice(0, 40) + '" ('
       + Math.round(e.scrollWidth) + ' px wide)');
   const top = window.parent === window ? de : window.parent.document.documentElement;
   top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads, cut}));
@@ -271,11 +273,17 @@ def check_page(page, base, nb=None, dups=(), search=None):
     probs += text_problems(d) + desktop_problems(d) + heading_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
     return probs + image_problems(page, d)
 
-def main(site='_docs', nbs=Path(__file__).resolve().parent.parent/'nbs'):
+def main(site='_docs', *only, nbs=Path(__file__).resolve().parent.parent/'nbs'):
+    "Check every page of `site`, or only the pages named in `only` (file names such as layers.html); exit status 1 when a page fails, 2 on bad arguments."
+    if site in ('-h', '--help'): print(__doc__); return 0
+    if site.startswith('-'): print(f'check_site: unknown option {site!r}; usage: python tools/check_site.py [SITE [PAGE.html ...]]', file=sys.stderr); return 2
     site = Path(site); pages = sorted(site.glob('*.html'))
     if not pages: print(f'site: 0 passed, 1 failed (no pages in {site})'); return 1
+    missing = [p for p in only if not (site / Path(p).name).is_file()]
+    if missing: print(f"check_site: no page {', '.join(missing)} in {site}", file=sys.stderr); return 2
+    if only: pages = [p for p in pages if p.name in {Path(o).name for o in only}]   # duplicates and the search index: over the whole site
     notebooks = {page_name(nb): nb for nb in sorted(Path(nbs).glob('*.ipynb')) if not nb.name.startswith(('_', '.'))}
-    dups, search = duplicates(pages), search_problems(site)
+    dups, search = duplicates(sorted(site.glob('*.html'))), search_problems(site)
     srv = serve(site); base = f'http://127.0.0.1:{srv.server_port}/'; fails = passed = 0
     for page in pages:
         probs = check_page(page, base, notebooks.get(page.name), dups.get(page.name, ()), search.get(page.name))
