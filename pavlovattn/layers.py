@@ -4,7 +4,7 @@
 
 # %% ../nbs/00d_layers.ipynb #215c4493
 from __future__ import annotations
-import math
+import math, numbers
 from typing import NamedTuple
 import torch
 from torch import nn
@@ -13,8 +13,8 @@ from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory, check_memory
 
 # %% auto #0
-__all__ = ['FLA_MODEL_TYPES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_ARGS', 'MixerState', 'ShortConv', 'l2norm', 'rms_norm',
-           'mask_lengths', 'unpack_sequences', 'AttentionMixer']
+__all__ = ['FLA_MODEL_TYPES', 'FLA_MODES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_ARGS', 'MixerState', 'ShortConv', 'l2norm',
+           'rms_norm', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -97,7 +97,8 @@ def mask_lengths(attention_mask,  # `[batch, time]`, 1 for a real step and 0 for
                  device=None,
                 ) -> tuple:       # (leading padding `[B]`, real steps `[B]`)
     "Check a 0/1 `attention_mask` (left padding 0..0 1..1 or right padding 1..1 0..0 in each row) and measure each row."
-    m = torch.as_tensor(attention_mask, device=device)
+    try: m = torch.as_tensor(attention_mask, device=device)
+    except (TypeError, ValueError, RuntimeError): raise ValueError(f"attention_mask must be a [batch, time] tensor of 0 and 1; got {type(attention_mask).__name__}") from None
     if tuple(m.shape) != (B, T): raise ValueError(f"attention_mask must be [batch, time] = {(B, T)}; got {tuple(m.shape)}")
     if m.dtype != torch.bool:
         if m.is_complex() or bool(((m != 0) & (m != 1)).any()):
@@ -115,7 +116,8 @@ def unpack_sequences(x,           # `[1, total, d]`: sequences packed one after 
                      cu_seqlens,  # `[N + 1]` integers: sequence i is steps cu_seqlens[i]..cu_seqlens[i+1]-1
                     ) -> tuple:   # (padded `[N, longest, d]`, mask `[N, longest]`, right padding)
     "The packed sequences as a right-padded batch and its mask (fla's `cu_seqlens` convention)."
-    cu = torch.as_tensor(cu_seqlens, device=x.device)
+    try: cu = torch.as_tensor(cu_seqlens, device=x.device)
+    except (TypeError, ValueError, RuntimeError): raise ValueError(f"cu_seqlens must be a 1-D integer tensor [n_sequences + 1]; got {type(cu_seqlens).__name__}") from None
     if x.dim() != 3 or x.shape[0] != 1: raise ValueError(f"with cu_seqlens, x must be [1, total, d] (sequences packed); got {tuple(x.shape)}")
     if cu.dim() != 1 or len(cu) < 2 or cu.is_floating_point() or cu.dtype == torch.bool:
         raise ValueError(f"cu_seqlens must be a 1-D integer tensor [n_sequences + 1]; got {cu.dtype} of shape {tuple(cu.shape)}")
@@ -135,6 +137,7 @@ def _roll(x, s):
 
 # %% ../nbs/00d_layers.ipynb #58aec86a
 FLA_MODEL_TYPES = {'delta_net': 'delta', 'gated_deltanet': 'gated-delta', 'gla': 'gla', 'retnet': 'decay', 'linear_attn': 'hebbian'}   # fla's model_type -> family
+FLA_MODES = ('chunk', 'fused_recurrent', 'fused_chunk')   # fla's kernel modes (a layer keeps its mode; `algorithm` chooses ours)
 FLA_LAYER_DEFAULTS = {   # what fla 0.6.0's layer of each model_type does where a config does not say (and ours differs)
     'delta_net': {}, 'gated_deltanet': dict(use_gate=True),
     'gla': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),       # GatedLinearAttention: no rate, no q/k norm
@@ -155,6 +158,19 @@ def _alias(name, x, fla_name, y):
     "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
     if x is not None and y is not None and x != y: raise ValueError(f"{name}={x!r} and its fla alias {fla_name}={y!r} disagree: pass one")
     return x if x is not None else y
+
+def _head_size(name, base, e):
+    "Channels per head, `base` x `e`: a whole number >= 1, as fla checks (the fractions `to_fla_kwargs` writes read back exactly)."
+    if isinstance(e, bool) or not isinstance(e, numbers.Real) or not math.isfinite(e) or e <= 0: raise ValueError(f"{name} must be a positive number; got {e!r}")
+    n = base * e
+    if round(n) < 1 or abs(n - round(n)) > 1e-6 * max(1.0, n):
+        raise ValueError(f"{name}={e!r} gives {n:g} channels per head (head_dim {base} x {name}): it must give a whole number >= 1")
+    return int(round(n))
+
+def _autocast(device_type:str) -> bool:
+    "Whether autocast is on for this device type (the spellings of torch 2.0 and of later releases)."
+    try: return torch.is_autocast_enabled(device_type)
+    except TypeError: return torch.is_autocast_enabled() if device_type == 'cuda' else torch.is_autocast_cpu_enabled()
 
 class AttentionMixer(nn.Module):
     "A token mixer whose state update is the family `rule`: projections, heads, rates and gates from the input, output projection."
@@ -190,6 +206,15 @@ class AttentionMixer(nn.Module):
                 raise ValueError(f"{name} must be a positive integer{' or None (d_model // n_heads)' if name == 'head_dim' else ''}; got {x!r}")
         if head_dim is None and d_model < n_heads:
             raise ValueError(f"d_model={d_model} gives no channel per head with n_heads={n_heads}: give head_dim, or fewer heads")
+        for name, v in (('use_gate', use_gate), ('allow_neg_eigval', allow_neg_eigval), ('use_beta', use_beta), ('use_short_conv', use_short_conv)):
+            if not (v is None and name == 'use_short_conv') and (isinstance(v, str) or v not in (True, False)):
+                raise ValueError(f"{name} must be True or False{' (or None: conv_size decides)' if name == 'use_short_conv' else ''}; got {v!r}")
+        if isinstance(conv_size, bool) or not hasattr(conv_size, '__index__') or conv_size < 0:
+            raise ValueError(f"conv_size must be a whole number >= 0 (0: no short convolution); got {conv_size!r}")
+        if isinstance(chunk, bool) or not hasattr(chunk, '__index__') or chunk < 1: raise ValueError(f"chunk must be a positive integer; got {chunk!r}")
+        if mode is not None and mode not in FLA_MODES: raise ValueError(f"mode must be None or one of fla's kernel modes {', '.join(FLA_MODES)} (kept, not used); got {mode!r}")
+        if norm_eps is not None and (isinstance(norm_eps, bool) or not isinstance(norm_eps, numbers.Real) or not math.isfinite(norm_eps) or norm_eps <= 0):
+            raise ValueError(f"norm_eps must be a positive number or None (the dtype's epsilon); got {norm_eps!r}")
         if use_short_conv is not None and not use_short_conv: conv_size = 0
         elif use_short_conv and not conv_size: raise ValueError("use_short_conv=True needs conv_size >= 1; got 0")
         if qk_norm not in (True, False, 'l2'): raise ValueError(f"qk_norm must be True, False or 'l2' (True); got {qk_norm!r}")
@@ -204,8 +229,7 @@ class AttentionMixer(nn.Module):
                              f"the {fam.name} family's bound is {fam.rate_bound}")
         self.fam, self.rule, self.H, self.d_model = fam, rule, n_heads, d_model
         base = head_dim if head_dim is not None else d_model // n_heads
-        self.dk, self.dv = int(base * expand_k + 1e-9), int(base * expand_v + 1e-9)   # a config written by to_fla_kwargs reads back exactly
-        if min(self.dk, self.dv) < 1: raise ValueError(f"head sizes must be >= 1; got d_k={self.dk}, d_v={self.dv}")
+        self.dk, self.dv = _head_size('expand_k', base, expand_k), _head_size('expand_v', base, expand_v)
         self.qk_norm, self.chunk, self.algorithm = bool(qk_norm), chunk, algorithm
         self.neg_eigval, self.mode, self.layer_idx, self.conv_size, self.l_max = allow_neg_eigval, mode, layer_idx, conv_size, l_max
         if scale is not None and not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and math.isfinite(scale) and scale > 0):
@@ -248,7 +272,8 @@ class AttentionMixer(nn.Module):
              state=None,     # the state after the tokens before (None: the start of the sequences)
             ) -> tuple:      # (output `[batch, d_model]`, the state after this token)
         "Generation: one token through the recurrent step (the reference loop, no chunk padding), continuing `state`."
-        if not torch.is_tensor(x) or x.dim() != 2: raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model]; got {tuple(getattr(x, 'shape', ()))}")
+        if not torch.is_tensor(x) or x.dim() != 2 or x.shape[-1] != self.d_model:
+            raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
         y, S = self._mix(x[:, None], state, None, self.fam.loop)
         return y[:, 0], S
 
@@ -299,6 +324,7 @@ class AttentionMixer(nn.Module):
 
     def init_state(self, batch:int, device=None, dtype=None) -> MixerState:
         "The state of `batch` sequences before their first token: an empty memory, a zero convolution window."
+        if isinstance(batch, bool) or not hasattr(batch, '__index__') or batch < 0: raise ValueError(f"batch must be a whole number >= 0; got {batch!r}")
         p = self.q_proj.weight; kw = dict(device=device or p.device, dtype=dtype or p.dtype); H, dk, dv = self.H, self.dk, self.dv
         if self.fam.grows: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
         else: S = torch.zeros(batch, H, self.fam.rows(dv), dk, **kw)
@@ -340,6 +366,11 @@ class AttentionMixer(nn.Module):
         "The layer on `x` `[B,T,d_model]` from `state`, real steps where `mask` is 1: (output, final `MixerState`)."
         if not torch.is_tensor(x) or x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"x must be [batch, time, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
+        w = self.q_proj.weight
+        if not x.is_floating_point(): raise ValueError(f"x must hold floating-point numbers (this layer computes in {w.dtype}); got {x.dtype}")
+        if x.device != w.device: raise ValueError(f"x is on {x.device}; this layer's weights are on {w.device}: move one (x.to(device) or layer.to(device))")
+        if x.dtype != w.dtype and not _autocast(x.device.type):
+            raise ValueError(f"x is {x.dtype}; this layer computes in {w.dtype}: convert one (x.to(dtype) or layer.to(dtype))")
         B, T, _ = x.shape; H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
         grad = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in self.parameters()))
         check_memory(x.element_size() * (2.0 + 2 * grad) * B * T * (5 * H * (2 * dk + dv) + 4 * self.d_model),   # projections, convolutions, gates, norms
@@ -353,6 +384,10 @@ class AttentionMixer(nn.Module):
             keep = torch.arange(T, device=x.device) < n[:, None]            # [B,T]: real steps
             x = torch.where(keep[..., None], x, 0.)                         # padding is zeros (whatever it held, NaN too): the convolution never sees it
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        for name, ts in (('state.recurrent', () if S0 is None else (S0,) if torch.is_tensor(S0) else tuple(S0)), ('state.conv', cache or ())):
+            for t in ts:                                                    # the dtype it computes in (autocast: q's) or its weights'
+                if t.dtype not in (q.dtype, w.dtype) or t.device != x.device:
+                    raise ValueError(f"{name} is {t.dtype} on {t.device}; this layer computes in {q.dtype} on {x.device}: pass the state it returned, or convert it")
         conv = None
         if self.convs is not None:
             (q, cq), (k, ck), (v, cv) = (c(t, None if cache is None else cache[i], n, True) for i, (c, t) in enumerate(zip(self.convs, (q, k, v))))

@@ -329,7 +329,12 @@ def test_continuing_and_padding_on_cuda(rule):
                                      (dict(head_dim=2.5), 'head_dim must be'), (dict(d_model=0), 'd_model must be'),
                                      (dict(d_model=2, n_heads=4), 'no channel per head'), (dict(algorithm='nope'), "unknown algorithm 'nope'"),
                                      (dict(algorithm='numba'), "unknown algorithm 'numba'"),
-                                     (dict(rule='softmax', algorithm='chunked'), 'does not implement the softmax family')])
+                                     (dict(rule='softmax', algorithm='chunked'), 'does not implement the softmax family'),
+                                     (dict(expand_k=0.3), r'expand_k=0.3 gives 0.6 channels'), (dict(expand_v=float('nan')), 'expand_v must be a positive number'),
+                                     (dict(conv_size=-1), 'conv_size must be'), (dict(conv_size=2.5), 'conv_size must be'), (dict(conv_size=True), 'conv_size must be'),
+                                     (dict(chunk=0), 'chunk must be a positive integer'), (dict(mode='chnk'), "mode must be None or one of fla's"),
+                                     (dict(use_gate='no'), 'use_gate must be True or False'), (dict(allow_neg_eigval='yes'), 'allow_neg_eigval must be True or False'),
+                                     (dict(use_beta=None), 'use_beta must be True or False'), (dict(norm_eps=-1.), 'norm_eps must be a positive number')])
 def test_mixer_refuses_impossible_sizes_and_algorithms_at_construction(kw, msg):
     with pytest.raises(ValueError, match=msg): AttentionMixer(**{'d_model': 8, **kw})
 
@@ -424,3 +429,28 @@ def test_padding_holding_nan_or_inf_is_never_read(rule):
     pp, (gx,) = _grads(m, y.square().sum(), x); pa, _ = _grads(m, 2 * ya.square().sum())
     for u, w in zip(pp, pa): assert (u - w).abs().max() < 1e-10, rule
     assert gx[0, :3].abs().max() == 0 and gx[1, 6:].abs().max() == 0 and gx[2].abs().max() == 0, rule
+
+
+def test_dtype_and_device_mismatches_are_refused_by_name():
+    "An input or a state in another dtype or on another device than the layer computes in: one error naming it (was: torch's matmul error, or a state silently cast)."
+    m = _mixer('delta'); x = torch.randn(2, 4, 16, dtype=torch.float64)
+    with pytest.raises(ValueError, match='x is torch.float32; this layer computes in torch.float64'): m(x.float())
+    with pytest.raises(ValueError, match='x must hold floating-point numbers'): m(torch.ones(2, 4, 16, dtype=torch.long))
+    with pytest.raises(ValueError, match='x is on meta; this layer.s weights are on cpu'): m(x.to('meta'))
+    with pytest.raises(ValueError, match=r'step takes one token per sequence, x of shape \[batch, d_model=16\]; got \(2, 8\)'): m.step(torch.randn(2, 8, dtype=torch.float64))
+    _, S = m(x, return_state=True); _, Ss = _mixer('softmax')(x, return_state=True)
+    for bad, name in ((MixerState(S.recurrent.float(), S.conv, 'delta'), 'state.recurrent is torch.float32'),
+                      (MixerState(S.recurrent, tuple(c.float() for c in S.conv), 'delta'), 'state.conv is torch.float32'),
+                      (MixerState(S.recurrent.to('meta'), S.conv, 'delta'), 'state.recurrent is torch.float64 on meta')):
+        with pytest.raises(ValueError, match=name): m(x, state=bad)
+    with pytest.raises(ValueError, match='state.recurrent is torch.float64 on cpu; this layer computes in torch.float32'):
+        _mixer('softmax', torch.float32)(x.float(), state=MixerState(type(Ss.recurrent)(*(t.double() for t in Ss.recurrent)), Ss.conv, 'softmax'))
+    for bad, msg in (('yes', 'attention_mask must be'), ):
+        with pytest.raises(ValueError, match=msg): m(x, attention_mask=bad)
+    with pytest.raises(ValueError, match='cu_seqlens must be'): m(x[:1], cu_seqlens='0,4')
+    for b in (-1, 2.5, True):
+        with pytest.raises(ValueError, match='batch must be a whole number >= 0'): m.init_state(b)
+    m32 = _mixer('gated-delta', torch.float32); x32 = x.float()
+    with torch.autocast('cpu', dtype=torch.bfloat16):                   # under autocast the layer computes in bfloat16: its own states continue
+        y, S = m32(x32, return_state=True); assert S.recurrent.dtype == torch.bfloat16
+        assert m32(x32, state=S).shape == x32.shape and m32(x32, state=m32.init_state(2)).shape == x32.shape
