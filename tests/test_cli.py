@@ -286,3 +286,15 @@ def test_palms_params_run_a_palms_file_with_its_own_parameters(tmp_path):
     other = tmp_path / 'ph.rw'; other.write_text('@model=Pearce Hall\nG|4A+\n')
     r = pv('run', '--palms', str(other), '--palms-params')
     assert r.returncode == 2 and "'Pearce Hall'" in r.stderr and r.stderr.count('\n') == 1, r.stderr
+
+def test_readme_commands_name_input_files_a_clone_has():
+    "Issue 36 audit: the README's shell lines run as written from a fresh clone; `pavlovattn battery my_family.py` named a file no clone has."
+    import re, shlex
+    lines = [l for b in re.findall(r'```sh\n(.*?)```', (ROOT / 'README.md').read_text(), re.S) for l in b.splitlines()]
+    inputs = []
+    for words in (shlex.split(l, comments=True) for l in lines):
+        if words[:1] != ['pavlovattn']: continue
+        inputs += [w for i, w in enumerate(words) if i > 1 and w.endswith(('.py', '.csv', '.rw', '.tab', '.tsv', '.gz', '.yaml', '.yml'))
+                   and (words[i - 1] in ('--rule', '--calmr', '--palms', '--pyndl') or (i == 2 and words[1] in ('battery', 'sweep')))]
+    assert inputs, lines                                                   # the README names at least one input file
+    assert [w for w in inputs if not (ROOT / w).is_file()] == []
