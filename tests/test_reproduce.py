@@ -164,3 +164,24 @@ def test_pip_install_leaves_no_untracked_file(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / 'site' / 'pavlovattn' / 'cli.py').is_file()
     assert git('status', '--porcelain', '--untracked-files=all') == '', 'pip install . left files git does not ignore'
+
+def test_time_reproduce_reads_the_stages_from_makes_own_lines(tmp_path):
+    "tools/time_reproduce.py (the README's make reproduce time): stages from the run's timestamped lines; a record shown in one sentence; bad input one line, exit 2."
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]; sys.path.insert(0, str(root / 'tools'))
+    try: import time_reproduce as tr
+    finally: sys.path.pop(0)
+    lines = [(0.0, '== venv: creating .venv'), (130.5, '== venv: ready (.venv)'), (131.0, '== reproduce 1/2: the website'),
+             (150.0, '== reproduce 2/2: the claims'), (215.25, '55 claims: 46 checks pass, 9 fail; ...'), (216.0, '(exit status 0)')]
+    assert tr.stages(lines) == dict(venv=131.0, site=19.0, claims=66.0, total=216.0)
+    with pytest.raises(ValueError, match="no '== reproduce 2/2' line"): tr.stages(lines[:3])
+    assert tr.SUMMARY.match('1 claim: 1 check passes') and tr.SUMMARY.match('55 claims: 46 checks pass, 9 fail')
+    rec = dict(commit='abc1234', seconds=dict(venv=131.0, site=19.0, claims=66.0, total=216.0), claims_line='55 claims: 46 checks pass, 9 fail',
+               load_start=0.2, load_end=2.9, date='2026-12-03 22:33 UTC')
+    (tmp_path / 't.json').write_text(json.dumps(dict(runs=[rec])))
+    r = subprocess.run([sys.executable, str(root / 'tools' / 'time_reproduce.py'), '--json_path', str(tmp_path / 't.json'), '--show'], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == ('make reproduce from a fresh clone of abc1234 took 3 min 36 s: 2 min 11 s for the venv, 19 s for the site, '
+                                              '66 s for the claims (55 claims: 46 checks pass, 9 fail); load 0.2 at the start, 2.9 at the end; 2026-12-03 22:33 UTC\n'), r.stdout
+    (tmp_path / 'bad.json').write_text('[1]')
+    r = subprocess.run([sys.executable, str(root / 'tools' / 'time_reproduce.py'), '--json_path', str(tmp_path / 'bad.json'), '--show'], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'is not a record of runs' in r.stderr, r.stderr
