@@ -33,7 +33,7 @@ $(VENV)/.installed: settings.ini setup.py
 	  echo "== venv: $(TORCH_CPU_INDEX) could not be reached (5 s limit): installing $(TORCH) from pip's default index and wheel folders (on Linux without a local CPU wheel this is the CUDA build, several GB)"; \
 	  $(BIN)/pip install --progress-bar on "$(TORCH)" $(PIP_SHOWN); \
 	fi
-	@$(BIN)/python -c "import torch; print('== venv: torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"
+	@$(BIN)/python -W ignore -c "import torch; print('== venv: torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"
 	@echo "== venv: installing pavlovattn and its dependencies (numpy, pandas, matplotlib, numba, nbdev, jupyterlab, ...)"
 	@set -o pipefail; $(BIN)/pip install --progress-bar on -e ".[dev]" $(PIP_SHOWN)
 	@touch $@
