@@ -13,8 +13,8 @@ from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory, check_memory
 
 # %% auto #0
-__all__ = ['FLA_MODEL_TYPES', 'FLA_MODES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_ARGS', 'MixerState', 'ShortConv', 'l2norm',
-           'rms_norm', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
+__all__ = ['FLA_MODEL_TYPES', 'FLA_MODES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_SETTINGS', 'FLA_LAYER_ARGS', 'MixerState',
+           'ShortConv', 'l2norm', 'rms_norm', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
 
 # %% ../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -139,10 +139,30 @@ def _roll(x, s):
 FLA_MODEL_TYPES = {'delta_net': 'delta', 'gated_deltanet': 'gated-delta', 'gla': 'gla', 'retnet': 'decay', 'linear_attn': 'hebbian'}   # fla's model_type -> family
 FLA_MODES = ('chunk', 'fused_recurrent', 'fused_chunk')   # fla's kernel modes (a layer keeps its mode; `algorithm` chooses ours)
 FLA_LAYER_DEFAULTS = {   # what fla 0.6.0's layer of each model_type does where a config does not say (and ours differs)
-    'delta_net': {}, 'gated_deltanet': dict(use_gate=True),
-    'gla': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),       # GatedLinearAttention: no rate, no q/k norm
+    'delta_net': {}, 'gated_deltanet': dict(use_gate=True, num_heads=6, head_dim=256, expand_v=2),
+    'gla': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True, expand_k=0.5),   # GatedLinearAttention: no rate, no q/k norm
     'retnet': dict(use_beta=False, qk_norm=False, use_short_conv=False, use_gate=True),    # MultiScaleRetention (its rotary embedding: not here)
-    'linear_attn': dict(use_beta=False, qk_norm=False, use_short_conv=False)}              # LinearAttention (feature_map='identity')
+    'linear_attn': dict(use_beta=False, qk_norm=False, use_short_conv=False, num_heads=8)} # LinearAttention (feature_map='identity')
+_SILU_QKV = "without it fla's layer applies SiLU to q, k and v; this layer applies none"
+_SILU_GATE = "this layer's output gate is SiLU"
+FLA_LAYER_SETTINGS = {   # per model_type: settings of fla 0.6.0's layer that change what it computes -> (its default, the values this layer
+                         # computes alike, why not another); from_fla_config and to_fla_kwargs refuse any other value, naming it
+    'delta_net': dict(use_short_conv=(True, (True,), _SILU_QKV), conv_bias=(False, (False,), "this layer's short convolution has no bias"),
+                      qk_activation=('silu', ('silu',), 'here q and k have only the SiLU of the short convolution')),
+    'gated_deltanet': dict(use_short_conv=(True, (True,), _SILU_QKV), conv_bias=(False, (False,), "this layer's short convolution has no bias"),
+                           num_v_heads=(None, (None, 'num_heads'), 'value heads grouped over the key heads: not here'),
+                           output_gate_activation=('swish', ('swish', 'silu'), _SILU_GATE)),
+    'gla': dict(conv_bias=(False, (False,), "this layer's short convolution has no bias"),
+                num_kv_heads=(None, (None, 'num_heads'), 'keys and values shared by groups of query heads: not here'),
+                feature_map=(None, (None,), 'this layer reads q and k as they are'), clamp_min=(None, (None,), 'this layer does not clamp its gate'),
+                gate_logit_normalizer=(16, (16,), "this layer's gate is logsigmoid(.) / 16"), gate_fn=('swish', ('swish', 'silu'), _SILU_GATE),
+                hidden_act=('swish', ('swish', 'silu'), "fla's GLA model gates the output with hidden_act; " + _SILU_GATE),
+                elementwise_affine=(True, (True,), "this layer's output norm has a weight")),
+    'linear_attn': dict(num_kv_heads=(None, (None, 'num_heads'), 'keys and values shared by groups of query heads: not here'),
+                        feature_map=('elementwise_product', ('identity',), 'this layer reads q and k as they are'),
+                        norm_q=(False, (False,), 'this layer does not sum-normalise q'), norm_k=(False, (False,), 'this layer does not sum-normalise k'),
+                        norm_feature_map=(False, (False,), 'this layer does not normalise the read'), output_norm=('rmsnorm', ('rmsnorm',), "this layer's output norm is RMSNorm"),
+                        elementwise_affine=(True, (True,), "this layer's output norm has a weight"))}
 FLA_LAYER_ARGS = {   # per model_type: fla 0.6.0's layer class, the arguments `to_fla_kwargs` writes (all in its constructor's signature),
                      # and what that layer does without an argument for it (ours must do the same, else to_fla_kwargs refuses)
     'delta_net': ('DeltaNet', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'use_beta', 'use_gate', 'use_short_conv',
@@ -153,6 +173,35 @@ FLA_LAYER_ARGS = {   # per model_type: fla 0.6.0's layer class, the arguments `t
                                      'use_output_gate', 'norm_eps', 'layer_idx'), dict(qk_norm=False, use_beta=False)),
     'linear_attn': ('LinearAttention', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'feature_map', 'output_norm',
                                         'norm_eps', 'layer_idx'), dict(qk_norm=False, use_beta=False, use_short_conv=False, use_gate=False))}
+
+def _fla_cannot(mt, value, num_heads) -> list:
+    "The settings of fla's layer of model type `mt` (`value(name, its default)` reads one) that this layer does not compute: 'name=value (why)'."
+    out = []
+    for n, (d, ok, why) in FLA_LAYER_SETTINGS.get(mt, {}).items():
+        v = value(n, d)
+        if v not in tuple(num_heads if o == 'num_heads' else o for o in ok): out.append(f'{n}={v!r} ({why})')
+    return out
+
+_FLA_ATTRS = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'conv_bias', 'use_gate', 'use_output_gate',
+              'qk_norm', 'qk_activation', 'allow_neg_eigval', 'layer_idx', 'use_beta', 'mode', 'num_v_heads', 'num_kv_heads', 'clamp_min',
+              'gate_logit_normalizer', 'norm_q', 'norm_k')
+
+def _fla_layer_settings(layer) -> dict:
+    "A built fla layer's settings under the names of fla's configs: most are its attributes, the rest are read off its modules."
+    d = {n: getattr(layer, n) for n in _FLA_ATTRS if hasattr(layer, n)}
+    d['model_type'] = next((t for t, (c, _, _) in FLA_LAYER_ARGS.items() if c == type(layer).__name__), 'retnet' if type(layer).__name__ == 'MultiScaleRetention' else None)
+    norm = next((getattr(layer, n) for n in ('o_norm', 'g_norm_swish_gate', 'g_norm', 'norm') if isinstance(getattr(layer, n, None), nn.Module)), None)
+    if isinstance(norm, nn.Identity): d['output_norm'] = 'identity'
+    elif norm is not None:
+        d.update(output_norm='rmsnorm', elementwise_affine=getattr(norm, 'weight', None) is not None, norm_eps=getattr(norm, 'eps', 1e-5))
+        if hasattr(norm, 'activation'): d['output_gate_activation'] = norm.activation
+    if hasattr(layer, 'feature_map_fn'): d['feature_map'] = None if layer.feature_map_fn is None else type(layer.feature_map_fn).__name__
+    if hasattr(layer, 'feature_map_q'): d['feature_map'] = 'identity' if isinstance(layer.feature_map_q, nn.Identity) else type(layer.feature_map_q).__name__
+    if hasattr(layer, 'do_feature_map_norm'): d['norm_feature_map'] = layer.do_feature_map_norm
+    if hasattr(layer, 'fuse_norm_and_gate') and not layer.fuse_norm_and_gate and getattr(layer, 'use_output_gate', False):
+        f = layer.gate_fn; name = getattr(getattr(f, '__self__', None), '__name__', None) or getattr(f, '__name__', type(f).__name__)
+        d['gate_fn'] = 'swish' if any(s in name.lower() for s in ('swish', 'silu')) else name
+    return d
 
 def _alias(name, x, fla_name, y):
     "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
@@ -287,36 +336,49 @@ class AttentionMixer(nn.Module):
             raise ValueError(f"to_fla_kwargs writes the layers of model_type {', '.join(FLA_LAYER_ARGS)}; got {mt!r}{why}")
         cls, names, fixed = FLA_LAYER_ARGS[mt]
         if FLA_MODEL_TYPES[mt] != self.fam.name: raise ValueError(f"fla's {cls} computes the {FLA_MODEL_TYPES[mt]} family; this layer's is {self.fam.name}")
-        ours = dict(qk_norm=self.qk_norm, use_beta=self.b_proj is not None, use_short_conv=self.convs is not None, use_gate=self.gate_proj is not None)
-        bad = [f'{n}={ours[n]}' for n, v in fixed.items() if ours[n] != v]
-        if not math.isclose(self.scale, self.dk ** -0.5, rel_tol=1e-12): bad.append(f'scale={self.scale:g} (fla scales queries by d_k^-1/2: scale=None)')
-        if self.norm_eps is None: bad.append("norm_eps=None (the dtype's epsilon; fla takes a number, 1e-5 by default)")
-        if mt == 'gated_deltanet' and self.dv % self.dk: bad.append(f'd_v={self.dv} (GatedDeltaNet makes d_v a whole multiple of head_dim={self.dk})')
-        if bad: raise ValueError(f"fla's {cls} cannot express this layer's {', '.join(bad)}")
         w = self.H / self.d_model
         kw = dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w, head_dim=self.dk,
                   use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
                   use_output_gate=self.gate_proj is not None, qk_norm='l2', allow_neg_eigval=self.neg_eigval, mode=self.mode,
                   layer_idx=self.layer_idx, use_beta=self.b_proj is not None, norm_eps=self.norm_eps, feature_map='identity', output_norm='rmsnorm')
         if mt == 'gated_deltanet': kw['expand_v'] = self.dv // self.dk      # GatedDeltaNet: d_v = head_dim * expand_v
-        return {n: kw[n] for n in names if n != 'mode' or self.mode is not None}
+        out = {n: kw[n] for n in names if n != 'mode' or self.mode is not None}
+        ours = dict(qk_norm=self.qk_norm, use_beta=self.b_proj is not None, use_short_conv=self.convs is not None, use_gate=self.gate_proj is not None)
+        bad = [f'{n}={ours[n]}' for n, v in fixed.items() if ours[n] != v]
+        bad += _fla_cannot(mt, lambda n, d: out.get(n, d), self.H)          # what fla's layer does with what it is given, or by default
+        if not math.isclose(self.scale, self.dk ** -0.5, rel_tol=1e-12): bad.append(f'scale={self.scale:g} (fla scales queries by d_k^-1/2: scale=None)')
+        if self.norm_eps is None: bad.append("norm_eps=None (the dtype's epsilon; fla takes a number, 1e-5 by default)")
+        if mt == 'gated_deltanet' and self.dv % self.dk: bad.append(f'd_v={self.dv} (GatedDeltaNet makes d_v a whole multiple of head_dim={self.dk})')
+        if bad: raise ValueError(f"fla's {cls} cannot express this layer's {', '.join(bad)}")
+        return out
 
     @classmethod
     def from_fla_config(cls, config,       # a dict, an fla config object or an fla layer (fields read by fla's names; others ignored)
                         rule:str|None=None, # the family (default: from the config's `model_type`, see `FLA_MODEL_TYPES`)
                         model_type:str|None=None,  # fla's model type, for its layer's defaults (`FLA_LAYER_DEFAULTS`; default: the config's)
                         **kw) -> AttentionMixer:  # anything else of the constructor (overrides the config)
-        "A layer from an fla configuration that computes what fla's layer computes: fla's names (`attn_mode` is `mode`, `use_output_gate` is `use_gate`), its query scale d_k^-1/2, its norm epsilon (1e-5) and its layer's defaults."
+        "A layer from an fla configuration that computes what fla's layer computes: fla's names (`attn_mode` is `mode`, `use_output_gate` is `use_gate`), its query scale d_k^-1/2, its norm epsilon (1e-5) and its layer's defaults; a setting of fla's layer that this layer does not compute (`FLA_LAYER_SETTINGS`) is refused, naming it."
+        if isinstance(config, nn.Module): config = _fla_layer_settings(config)    # a built fla layer
         has = (lambda n: n in config) if isinstance(config, dict) else (lambda n: hasattr(config, n))
         get = (lambda n: config.get(n)) if isinstance(config, dict) else (lambda n: getattr(config, n, None))
         mt = model_type or get('model_type')
         if mt is not None and mt not in FLA_MODEL_TYPES: raise ValueError(f"model_type must be one of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}")
+        if mt == 'retnet': raise ValueError("fla's MultiScaleRetention rotates q and k (rotary embeddings), which this layer does not: from_fla_config builds no retnet layer")
         if rule is None:
             if mt is None: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got None: pass rule= or model_type=")
             rule = FLA_MODEL_TYPES[mt]
         names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx', 'use_beta')
         args = {**FLA_LAYER_DEFAULTS.get(mt, {}), **{n: get(n) for n in names if get(n) is not None}}
-        if get('use_output_gate') is not None and get('use_gate') is None: args['use_gate'] = get('use_output_gate')
+        gate = _alias('use_gate', get('use_gate'), 'use_output_gate', get('use_output_gate'))
+        if gate is not None: args['use_gate'] = gate
+        attn, i = get('attn'), kw.get('layer_idx', get('layer_idx'))      # a hybrid fla model: softmax attention at some layers
+        if attn is not None:
+            at = sorted({j for s in ([attn] if isinstance(attn, dict) else attn) for j in (s['layers'] if isinstance(s, dict) else s.layers)})
+            if i is None or i in at:
+                raise ValueError(f"the config's attn puts softmax attention at layers {at}" + (": pass layer_idx= of one of the other layers" if i is None else
+                                 f", layer_idx={i} among them (fla builds its Attention there, not a {mt} layer)"))
+        bad = _fla_cannot(mt, lambda n, d: get(n) if has(n) else d, args.get('num_heads', 4))
+        if bad: raise ValueError(f"fla's {FLA_LAYER_ARGS[mt][0]} with {', '.join(bad)} computes what this layer does not")
         if get('mode') or get('attn_mode'): args['mode'] = get('mode') or get('attn_mode')
         args['scale'] = get('scale') if has('scale') else None           # fla's layers: d_k^-1/2
         args['norm_eps'] = get('norm_eps') if has('norm_eps') else 1e-5   # fla's default

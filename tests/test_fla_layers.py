@@ -185,7 +185,8 @@ def test_fla_layer_config_builds_our_layer(fla_on_cpu):
     assert m.gate_proj.weight.shape == f.g_proj.weight.shape and m.o_proj.weight.shape == f.o_proj.weight.shape
 
 @pytest.mark.parametrize('kw, mt', [(dict(rule='delta', use_gate=True, allow_neg_eigval=True, expand_v=2, conv_size=3, layer_idx=1), 'delta_net'),
-                                    (dict(rule='gated-delta', use_gate=False, expand_v=2, conv_size=0), 'gated_deltanet'),
+                                    (dict(rule='gated-delta', use_gate=False, expand_v=2, conv_size=2), 'gated_deltanet'),
+                                    (dict(rule='gated-delta', head_dim=8, expand_v=2, use_gate=True), 'gated_deltanet'),
                                     (dict(rule='gla', expand_k=0.5, qk_norm=False, use_beta=False, use_gate=True, conv_size=0), 'gla'),
                                     (dict(rule='gla', qk_norm=False, use_beta=False, use_gate=False, conv_size=4, mode='fused_recurrent'), 'gla'),
                                     (dict(rule='hebbian', qk_norm=False, use_beta=False, conv_size=0), 'linear_attn')])
@@ -198,3 +199,24 @@ def test_fla_classes_take_to_fla_kwargs(kw, mt):
     back = AttentionMixer.from_fla_config(f, model_type=mt)
     assert back.state_dict().keys() == m.state_dict().keys() and (back.dk, back.dv, back.conv_size, back.gate_proj is None, back.scale, back.norm_eps) == \
            (m.dk, m.dv, m.conv_size, m.gate_proj is None, m.scale, m.norm_eps)
+
+
+@pytest.mark.parametrize('make, msg', [(lambda: L.DeltaNet(hidden_size=D, num_heads=H, qk_activation='relu'), "qk_activation='relu'"),
+                                       (lambda: L.DeltaNet(hidden_size=D, num_heads=H, use_short_conv=False), 'use_short_conv=False'),
+                                       (lambda: L.GatedDeltaNet(hidden_size=D, num_heads=H, head_dim=16, num_v_heads=4), 'num_v_heads=4'),
+                                       (lambda: L.GatedDeltaNet(hidden_size=D, num_heads=H, head_dim=16, output_gate_activation='sigmoid'), "output_gate_activation='sigmoid'"),
+                                       (lambda: L.GatedLinearAttention(hidden_size=D, num_heads=H, clamp_min=-1.0), 'clamp_min=-1.0'),
+                                       (lambda: L.GatedLinearAttention(hidden_size=D, num_heads=H, feature_map='relu'), 'feature_map='),
+                                       (lambda: L.GatedLinearAttention(hidden_size=D, num_heads=H, fuse_norm=False, gate_fn='sigmoid'), 'gate_fn='),
+                                       (lambda: L.LinearAttention(hidden_size=D, num_heads=H), 'feature_map='),
+                                       (lambda: L.LinearAttention(hidden_size=D, num_heads=H, feature_map='identity', output_norm='identity'), "output_norm='identity'")])
+def test_an_fla_layer_this_layer_does_not_compute_is_refused(make, msg):
+    "Read from a built fla layer (its attributes and modules), a setting that changes what it computes and that ours does not compute is refused by name."
+    import re, warnings
+    with warnings.catch_warnings(): warnings.simplefilter('ignore'); f = make()
+    mt = {'DeltaNet': 'delta_net', 'GatedDeltaNet': 'gated_deltanet', 'GatedLinearAttention': 'gla', 'LinearAttention': 'linear_attn'}[type(f).__name__]
+    with pytest.raises(ValueError, match=re.escape(msg)): AttentionMixer.from_fla_config(f, model_type=mt)
+
+def test_an_fla_layer_s_norm_epsilon_is_read_from_its_norm():
+    "fla's layers keep no norm_eps attribute: the epsilon comes from the layer's output norm (fla's model configs default to 1e-6)."
+    assert AttentionMixer.from_fla_config(L.DeltaNet(hidden_size=D, num_heads=H, norm_eps=1e-6), model_type='delta_net').norm_eps == 1e-6

@@ -273,7 +273,8 @@ def test_greedy_generation_equals_rerunning_the_prefix():
 FLA_STYLE = dict(scale=None, norm_eps=1e-5)   # fla's query scale and norm epsilon
 
 @pytest.mark.parametrize('kw, mt', [(dict(rule='delta'), 'delta_net'),
-                                    (dict(rule='gated-delta', use_gate=True, expand_v=2, allow_neg_eigval=True, conv_size=0), 'gated_deltanet'),
+                                    (dict(rule='gated-delta', use_gate=True, expand_v=2, allow_neg_eigval=True, conv_size=2), 'gated_deltanet'),
+                                    (dict(rule='gated-delta', head_dim=8, expand_v=2, use_gate=False), 'gated_deltanet'),   # head_dim != d_model / heads
                                     (dict(rule='gla', head_dim=12, qk_norm=False, use_beta=False, conv_size=3, mode='fused_recurrent', layer_idx=4), 'gla'),
                                     (dict(rule='hebbian', qk_norm=False, use_beta=False, conv_size=0), 'linear_attn')])
 def test_fla_config_moves_both_ways(kw, mt):
@@ -293,6 +294,8 @@ def test_to_fla_kwargs_refuses_what_the_fla_class_cannot_express():
                    (AttentionMixer(32, 2, 'delta', scale=None), "norm_eps=None"),
                    (AttentionMixer(32, 2, 'hebbian', qk_norm=False, use_beta=False, **FLA_STYLE), "LinearAttention cannot express this layer's use_short_conv=True"),
                    (AttentionMixer(32, 2, 'gated-delta', expand_v=1.5, **FLA_STYLE), 'GatedDeltaNet makes d_v a whole multiple'),
+                   (AttentionMixer(32, 2, 'gated-delta', conv_size=0, **FLA_STYLE), r"GatedDeltaNet cannot express this layer's use_short_conv=False \(without it"),
+                   (AttentionMixer(32, 2, 'delta', conv_size=0, **FLA_STYLE), "DeltaNet cannot express this layer's use_short_conv=False"),
                    (AttentionMixer(32, 2, 'decay'), 'the decay family has no fla layer')):
         with pytest.raises(ValueError, match=msg): m.to_fla_kwargs()
     with pytest.raises(ValueError, match="MultiScaleRetention rotates q and k"): AttentionMixer(32, 2, 'decay').to_fla_kwargs('retnet')
@@ -454,3 +457,38 @@ def test_dtype_and_device_mismatches_are_refused_by_name():
     with torch.autocast('cpu', dtype=torch.bfloat16):                   # under autocast the layer computes in bfloat16: its own states continue
         y, S = m32(x32, return_state=True); assert S.recurrent.dtype == torch.bfloat16
         assert m32(x32, state=S).shape == x32.shape and m32(x32, state=m32.init_state(2)).shape == x32.shape
+
+
+FLA_D = dict(hidden_size=32, num_heads=2)
+
+@pytest.mark.parametrize('cfg, msg', [
+    (dict(model_type='delta_net', **FLA_D, qk_activation='relu'), "qk_activation='relu'"),
+    (dict(model_type='delta_net', **FLA_D, use_short_conv=False), "use_short_conv=False (without it"),
+    (dict(model_type='delta_net', **FLA_D, conv_bias=True), 'conv_bias=True'),
+    (dict(model_type='gated_deltanet', **FLA_D, head_dim=16, num_v_heads=4), 'num_v_heads=4'),
+    (dict(model_type='gated_deltanet', **FLA_D, head_dim=16, output_gate_activation='sigmoid'), "output_gate_activation='sigmoid'"),
+    (dict(model_type='gla', **FLA_D, feature_map='relu'), "feature_map='relu'"),
+    (dict(model_type='gla', **FLA_D, num_kv_heads=1), 'num_kv_heads=1'),
+    (dict(model_type='gla', **FLA_D, clamp_min=-0.1), 'clamp_min=-0.1'),
+    (dict(model_type='gla', **FLA_D, hidden_act='gelu'), "hidden_act='gelu'"),
+    (dict(model_type='gla', **FLA_D, gate_logit_normalizer=8), 'gate_logit_normalizer=8'),
+    (dict(model_type='gla', **FLA_D, elementwise_affine=False), 'elementwise_affine=False'),
+    (dict(model_type='linear_attn', **FLA_D), "feature_map='elementwise_product'"),          # fla's LinearAttention's default feature map
+    (dict(model_type='linear_attn', **FLA_D, feature_map='identity', norm_q=True), 'norm_q=True'),
+    (dict(model_type='linear_attn', **FLA_D, feature_map='identity', output_norm='identity'), "output_norm='identity'"),
+    (dict(model_type='retnet', **FLA_D), 'MultiScaleRetention rotates q and k'),
+    (dict(model_type='gla', **FLA_D, use_gate=True, use_output_gate=False), 'use_gate=True and its fla alias use_output_gate=False disagree'),
+    (dict(model_type='delta_net', **FLA_D, attn={'layers': [1, 3], 'num_heads': 2}, layer_idx=1), 'softmax attention at layers [1, 3]'),
+    (dict(model_type='delta_net', **FLA_D, attn={'layers': [1], 'num_heads': 2}), 'softmax attention at layers [1]')])
+def test_from_fla_config_refuses_what_this_layer_does_not_compute(cfg, msg):
+    "An fla setting that changes what fla's layer computes, and that this layer does not compute, is refused by name (was: ignored, and the layer computed something else)."
+    import re
+    with pytest.raises(ValueError, match=re.escape(msg)): AttentionMixer.from_fla_config(cfg)
+
+def test_from_fla_config_takes_fla_layer_defaults_where_a_config_is_silent():
+    "Sizes a dict does not give are those of fla 0.6.0's layer class (GatedDeltaNet: 6 heads of 256, d_v 512; GLA: d_k = d_model / 2 over 4 heads; LinearAttention: 8 heads)."
+    for cfg, want in ((dict(model_type='gated_deltanet', hidden_size=64), (6, 256, 512)), (dict(model_type='gla', hidden_size=64), (4, 8, 16)),
+                      (dict(model_type='linear_attn', hidden_size=64, feature_map='identity'), (8, 8, 8)), (dict(model_type='delta_net', hidden_size=64), (4, 16, 16))):
+        m = AttentionMixer.from_fla_config(cfg); assert (m.H, m.dk, m.dv) == want, cfg
+    m = AttentionMixer.from_fla_config(dict(model_type='delta_net', **FLA_D, attn={'layers': [1], 'num_heads': 2}), layer_idx=0)   # a hybrid's linear layer
+    assert m.layer_idx == 0
