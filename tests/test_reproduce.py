@@ -185,3 +185,17 @@ def test_time_reproduce_reads_the_stages_from_makes_own_lines(tmp_path):
     (tmp_path / 'bad.json').write_text('[1]')
     r = subprocess.run([sys.executable, str(root / 'tools' / 'time_reproduce.py'), '--json_path', str(tmp_path / 'bad.json'), '--show'], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'is not a record of runs' in r.stderr, r.stderr
+
+def test_readme_states_the_recorded_make_reproduce_time():
+    "The README's `make reproduce` time and its stages are the newest run recorded by tools/time_reproduce.py in nbs/reproduce_times.json."
+    import pathlib, re
+    root = pathlib.Path(__file__).resolve().parents[1]; sys.path.insert(0, str(root / 'tools'))
+    try: import time_reproduce as tr
+    finally: sys.path.pop(0)
+    r = json.loads((root / 'nbs' / 'reproduce_times.json').read_text())['runs'][-1]
+    assert r['exit_status'] == 0 and r['report_written'] and r['site_written'] and not r['project_cache_in_home']
+    readme = ' '.join((root / 'README.md').read_text().split())
+    s = {k: tr._fmt_s(v) for k, v in r['seconds'].items()}
+    want = (f"`make reproduce` from a fresh clone, with an empty home folder and no cache, took {s['total']} on 2 CPU cores shared with other work "
+            f"(load {r['load_start']:.1f} to {r['load_end']:.1f}): {s['venv']} for the venv")
+    assert want in readme and f"{s['site']} for the site, {s['claims']} for the 55 claims that train no model" in readme, re.findall(r'`make reproduce` from a fresh clone[^.]*', readme)
