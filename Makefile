@@ -60,7 +60,7 @@ tools/katex/katex.min.js:
 docs: docs-prereqs venv
 	@if ! command -v quarto >/dev/null; then $(MAKE) -s katex; fi
 	@$(BIN)/python tools/sidebar.py
-	@echo "== docs: building the website into _docs/ (executes the pages' import cells; a few minutes)"
+	@echo "== docs: building the website into _docs/ (executes the pages' import cells)"
 	@PATH="$$PWD/tools:$$PWD/$(BIN):$$PATH" $(BIN)/nbdev_docs
 	@echo "site: $$PWD/_docs/index.html  (make serve: http://localhost:8000/, where search works)"
 
@@ -82,7 +82,7 @@ TIER ?= default
 REPRODUCE_FLAGS = $(if $(filter trained,$(TIER)),--trained)$(if $(filter full,$(TIER)),--full)
 reproduce: docs-prereqs venv
 	@:$(if $(filter default trained full,$(TIER)),,$(error TIER must be default, trained or full; got $(TIER)))
-	@echo "== reproduce 1/2: the website into _docs/ (a few minutes)"
+	@echo "== reproduce 1/2: the website into _docs/ (15 s with the offline builder in the run recorded in nbs/reproduce_times.json)"
 	@$(MAKE) -s docs
 	@echo "== reproduce 2/2: the claims ($(TIER) tier; reproduce-report.json is rewritten after every claim)"
 	$(BIN)/pavlovattn reproduce $(REPRODUCE_FLAGS) --json reproduce-report.json
