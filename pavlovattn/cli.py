@@ -423,8 +423,10 @@ def _tier_plan(claims, ids, tier) -> str:
             'full': 'tier --full: every claim at the large (GPU-sized) settings', 'only': 'the claims given'}[tier]
     est = (f"measured {_minutes(known)} ({cost['measured']})" if tier != 'full' else 'not measured on a CPU (sized for a GPU)')
     if unknown and tier != 'full': est += f'; {len(unknown)} claim(s) not measured'
-    if trained: est += f'; the {len(trained)} trained-model claim(s): {TRAINED_COST}'
-    rest = {'default': '; --trained adds the 6 trained-model claims, --full runs everything at the GPU-sized settings',
+    if trained: est += (f'; the {len(trained)} trained-model claim(s) train larger models (not measured on a CPU)' if tier == 'full'
+                        else f'; the {len(trained)} trained-model claim(s): {TRAINED_COST}')   # TRAINED_COST is the default size's
+    n = sum(_trains(c) for c in claims.values())
+    rest = {'default': f'; --trained adds the {n} trained-model claims, --full runs everything at the GPU-sized settings',
             'trained': '; --full runs everything at the GPU-sized settings'}.get(tier, '')
     return _one_line(f'pavlovattn reproduce: {what}: {len(ids)} claim(s), {est}{rest}')
 

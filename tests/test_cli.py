@@ -298,3 +298,14 @@ def test_readme_commands_name_input_files_a_clone_has():
                    and (words[i - 1] in ('--rule', '--calmr', '--palms', '--pyndl') or (i == 2 and words[1] in ('battery', 'sweep')))]
     assert inputs, lines                                                   # the README names at least one input file
     assert [w for w in inputs if not (ROOT / w).is_file()] == []
+
+def test_tier_plans_state_only_measured_costs():
+    "Issue 36 audit: --full's plan line gave the trained claims' CPU cost at the default size (1-1.5 h), which is not what --full trains; the other tiers' counts come from the registry."
+    from pavlovattn.cli import _tier_plan, _trains, TRAINED_COST
+    from pavlovattn.registry import load_claims
+    claims = load_claims(); trained = [i for i in claims if _trains(claims[i])]
+    full = _tier_plan(claims, list(claims), 'full')
+    assert 'not measured on a CPU' in full and TRAINED_COST not in full and f'the {len(trained)} trained-model claim(s) train larger models' in full, full
+    assert TRAINED_COST in _tier_plan(claims, list(claims), 'trained')
+    default = _tier_plan(claims, [i for i in claims if i not in trained], 'default')
+    assert f'--trained adds the {len(trained)} trained-model claims' in default and TRAINED_COST not in default, default
