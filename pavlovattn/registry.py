@@ -156,7 +156,7 @@ COLUMNS = ('id', 'claim', 'source', 'expected', 'measured', 'check', 'paper', 's
 def summary_line(rows:list) -> str:
     "Both counts in one line: our checks (pass/fail), and the paper (agrees / differs / no number / not covered)."
     c, p = Counter(r['check'] if 'check' in r else r['verdict'] for r in rows), Counter(r.get('paper', 'no number') for r in rows)
-    return (f"{len(rows)} claim{'s' * (len(rows) != 1)}: {c['pass']} checks pass, {c['fail']} fail; the paper: agrees on {p['agrees']}, "
+    return (f"{len(rows)} claim{'s' * (len(rows) != 1)}: {c['pass']} check{'s' * (c['pass'] != 1)} pass{'es' * (c['pass'] == 1)}, {c['fail']} fail{'s' * (c['fail'] == 1)}; the paper: agrees on {p['agrees']}, "
             f"differs on {p['differs']}, gives no number for {p['no number']}, not covered {p['not covered']}")
 
 def _cell(r, c):

@@ -199,3 +199,12 @@ def test_readme_states_the_recorded_make_reproduce_time():
     want = (f"`make reproduce` from a fresh clone, with an empty home folder and no cache, took {s['total']} on 2 CPU cores shared with other work "
             f"(load {r['load_start']:.1f} to {r['load_end']:.1f}): {s['venv']} for the venv")
     assert want in readme and f"{s['site']} for the site, {s['claims']} for the 55 claims that train no model" in readme, re.findall(r'`make reproduce` from a fresh clone[^.]*', readme)
+
+def test_summary_line_grammar_for_one():
+    "Issue 36 named '1 claims'; the audit found '1 claim: 1 checks pass' beside it."
+    from pavlovattn.registry import summary_line
+    row = lambda check: dict(check=check, paper='no number')
+    assert summary_line([row('pass')]).startswith('1 claim: 1 check passes, 0 fail; ')
+    assert summary_line([row('fail')]).startswith('1 claim: 0 checks pass, 1 fails; ')
+    assert summary_line([row('pass'), row('pass'), row('fail')]).startswith('3 claims: 2 checks pass, 1 fails; ')
+    assert summary_line([row('pass'), row('fail'), row('fail')]).startswith('3 claims: 1 check passes, 2 fail; ')
