@@ -179,7 +179,7 @@ def test_bad_masks_and_boundaries_are_refused_by_name():
                       (torch.tensor([[1, 1, 1, 1], [2, 1, 1, 1]]), 'only 0 and 1'), (torch.ones(2, 3), r'attention_mask must be \[batch, time\]')):
         with pytest.raises(ValueError, match=msg): m(x, attention_mask=mask)
     for cu, msg in (([0, 2, 3], 'cu_seqlens must rise from 0 to the packed length 4'), ([0, 3, 2, 4], 'cu_seqlens must rise'),
-                    (torch.tensor([0., 4.]), 'integer')):
+                    (torch.tensor([0., 4.]), 'integer'), ([1, 4], 'cu_seqlens must rise from 0')):
         with pytest.raises(ValueError, match=msg): m(x[:1], cu_seqlens=torch.as_tensor(cu))
     with pytest.raises(ValueError, match=r'with cu_seqlens, x must be \[1, total, d\]'): m(x, cu_seqlens=torch.tensor([0, 4]))
     with pytest.raises(ValueError, match='not both'): m(x[:1], cu_seqlens=torch.tensor([0, 4]), attention_mask=torch.ones(1, 4))
@@ -363,6 +363,9 @@ def test_use_beta_false_is_a_rate_of_one_and_scale_multiplies_the_queries():
     with torch.no_grad(): b.q_proj.weight.mul_(2.5)
     assert (a(x) - b(x)).abs().max() < 1e-12
     assert AttentionMixer(16, 2, 'delta', use_beta=False, **FLA_STYLE).to_fla_kwargs()['use_beta'] is False
+    a, b = _mixer('delta', use_beta=False, allow_neg_eigval=True), _mixer('delta', allow_neg_eigval=True)   # fla's DeltaNet: beta = 2
+    sd = dict(a.state_dict(), **{'b_proj.weight': torch.zeros(2, 16, dtype=torch.float64), 'b_proj.bias': torch.full((2,), float('inf'), dtype=torch.float64)})
+    b.load_state_dict(sd); assert (a(x) - b(x)).abs().max() < 1e-12 and (a(x) - _mixer('delta', use_beta=False)(x)).abs().max() > 1e-3
     assert _mixer('delta', scale=None).scale == 8 ** -0.5 and AttentionMixer(16, 2, norm_eps=1e-5).o_norm.eps == 1e-5
     for bad in (0, -1.0, float('nan'), True, 'd'):
         with pytest.raises(ValueError, match='scale must be a positive number or None'): AttentionMixer(16, 2, scale=bad)
@@ -489,6 +492,29 @@ def test_from_fla_config_takes_fla_layer_defaults_where_a_config_is_silent():
     "Sizes a dict does not give are those of fla 0.6.0's layer class (GatedDeltaNet: 6 heads of 256, d_v 512; GLA: d_k = d_model / 2 over 4 heads; LinearAttention: 8 heads)."
     for cfg, want in ((dict(model_type='gated_deltanet', hidden_size=64), (6, 256, 512)), (dict(model_type='gla', hidden_size=64), (4, 8, 16)),
                       (dict(model_type='linear_attn', hidden_size=64, feature_map='identity'), (8, 8, 8)), (dict(model_type='delta_net', hidden_size=64), (4, 16, 16))):
-        m = AttentionMixer.from_fla_config(cfg); assert (m.H, m.dk, m.dv) == want, cfg
+        m = AttentionMixer.from_fla_config(cfg); assert (m.H, m.dk, m.dv, m.norm_eps, m.scale) == want + (1e-5, m.dk ** -0.5), cfg   # fla's eps and scale
     m = AttentionMixer.from_fla_config(dict(model_type='delta_net', **FLA_D, attn={'layers': [1], 'num_heads': 2}), layer_idx=0)   # a hybrid's linear layer
     assert m.layer_idx == 0
+
+
+@pytest.mark.parametrize('rule', list(FAMILIES))
+def test_layer_equals_its_definition_written_out(rule):
+    "float64, no convolution, output gate on, scale 0.7: the projections, the spec's key map (positive keys, or q, k and a write key L2-normalised), the rate, γ as the spec says, the family's reference recurrence, torch's RMSNorm, the SiLU gate and the output projection, written out with torch's own functions, give the layer's output to 1e-12."
+    import torch.nn.functional as F
+    from pavlovattn.core import recur
+    fam = FAMILIES[rule]; m = _mixer(rule, conv_size=0, use_gate=True, scale=0.7)
+    x = torch.randn(2, 9, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(12))
+    B, T, H, dk, dv = 2, 9, m.H, m.dk, m.dv; h = lambda t, d: t.reshape(B, T, H, d)
+    q, k, v = h(m.q_proj(x), dk), h(m.k_proj(x), dk), h(m.v_proj(x), dv)
+    opts = dict(tau=dk ** 0.5) if fam.grows else dict(beta=torch.sigmoid(m.b_proj(x)))
+    if 'kw' in fam.params: opts['kw'] = F.normalize(h(m.kw_proj(x), dk), dim=-1)
+    if fam.positive_keys: q, k = F.elu(q) + 1, F.elu(k) + 1
+    elif not fam.grows: q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+    src = fam.layer_gamma if 'gamma' in fam.params else None
+    if src == 'input':
+        g = torch.exp(F.logsigmoid(m.g_proj(x)) / 16); opts['gamma'] = h(g, dk) if fam.gamma_channels(dk) is not None else g
+    if src == 'head': opts['gamma'] = 1 - 2.0 ** (-5 - torch.arange(H, dtype=torch.float64))
+    if src == 'learned': opts['gamma'] = torch.sigmoid(m.gamma_logit)
+    out = recur(k, v, 0.7 * q, rule=rule, algorithm='reference' if 'reference' in fam.algorithms else fam.loop, reads='out', check=False, **opts).out
+    o = torch.rms_norm(out, (dv,), m.o_norm.weight, m.o_norm.eps) * F.silu(h(m.gate_proj(x), dv))
+    assert (m(x) - m.o_proj(o.reshape(B, T, H * dv))).abs().max() < 1e-12, rule
