@@ -150,22 +150,30 @@ class AssocLM(nn.Module):
         return self.head(self.norm(h))
 
     @torch.no_grad()
-    def generate(self, x,        # a prompt of tokens `[B, T]` (token tasks)
+    def generate(self, x,        # a prompt of tokens `[B, T]` (token tasks), moved to the model's device
                  n:int,          # tokens to add
-                ) -> torch.Tensor: # `[B, T + n]`: the prompt and the greedy continuation
-        "Greedy continuation, one token at a time: the prompt is read once (each mixer keeps its state), then every new token takes one recurrent step."
+                 temperature:float=0.,  # 0: greedy (argmax); above 0: sampled from softmax(logits / temperature)
+                 generator=None, # a `torch.Generator` on the model's device, for seeded sampling
+                ) -> torch.Tensor: # `[B, T + n]` on the model's device: the prompt and its continuation
+        "Continuation one token at a time, greedy or sampled: the prompt is read once (each mixer keeps its state), then every new token takes one recurrent step."
         if self.task.kind != 'token': raise ValueError("generate continues token sequences: the model's task is not a token task")
-        x = torch.as_tensor(x)
+        if isinstance(n, bool) or not hasattr(n, '__index__') or n < 0: raise ValueError(f"n must be a whole number >= 0 (tokens to add); got {n!r}")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not math.isfinite(temperature) or temperature < 0:
+            raise ValueError(f"temperature must be a finite number >= 0 (0: greedy); got {temperature!r}")
+        x = torch.as_tensor(x, device=self.head.weight.device)
         if x.dim() != 2 or x.shape[1] < 1 or x.is_floating_point(): raise ValueError(f"x must be integer tokens [batch, time >= 1]; got {x.dtype} {tuple(x.shape)}")
+        if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.task.vocab):
+            raise ValueError(f"x holds tokens outside the vocabulary 0..{self.task.vocab - 1}: {int(x.min())}..{int(x.max())}")
+        pick = (lambda z: z.argmax(-1)[:, None]) if not temperature else (lambda z: torch.multinomial(torch.softmax(z / temperature, -1), 1, generator=generator))
         h, states = self.emb(x), []
         for m, n1, n2, f in zip(self.mix, self.n1, self.n2, self.mlp):
             y, s = m(n1(h), return_state=True); h = h + y; h = h + f(n2(h)); states.append(s)
-        out = [x, self.head(self.norm(h[:, -1])).argmax(-1)[:, None]]
+        out = [x, pick(self.head(self.norm(h[:, -1])))]
         for _ in range(n - 1):
             h = self.emb(out[-1][:, 0])
             for i, (m, n1, n2, f) in enumerate(zip(self.mix, self.n1, self.n2, self.mlp)):
                 y, states[i] = m.step(n1(h), states[i]); h = h + y; h = h + f(n2(h))
-            out.append(self.head(self.norm(h)).argmax(-1)[:, None])
+            out.append(pick(self.head(self.norm(h))))
         return torch.cat(out if n else out[:1], 1)
 
 # %% ../nbs/12_models.ipynb #882a4273

@@ -172,6 +172,22 @@ def test_generate_equals_rerunning_the_prefix(rule):
     assert torch.equal(y, ref) and torch.equal(m.generate(x, 0), x)
     with pytest.raises(ValueError, match='integer tokens'): m.generate(x.float(), 2)
 
+@pytest.mark.parametrize('rule', ['delta', 'gated-delta', 'softmax'])
+def test_seeded_sampling_equals_rerunning_the_prefix(rule):
+    "Sampling at a temperature with a seeded generator (float64) gives the tokens that re-running the prefix and sampling with the same seed gives; bad n, temperature or tokens are refused by name (was: n = -3 returned one token)."
+    import torch
+    from pavlovattn.models import AssocLM, TokenTask
+    m = AssocLM(TokenTask(vocab=32, seq_len=24, pairs=(4, 6)), rule, d_model=16).eval().double()
+    x = torch.randint(0, 32, (3, 6), generator=torch.Generator().manual_seed(1))
+    y, ref, g = m.generate(x.tolist(), 8, temperature=1.5, generator=torch.Generator().manual_seed(2)), x, torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for _ in range(8): ref = torch.cat([ref, torch.multinomial(torch.softmax(m({'x': ref})[:, -1] / 1.5, -1), 1, generator=g)], 1)
+    assert torch.equal(y, ref) and not torch.equal(y, m.generate(x, 8)), rule          # sampled, and not the greedy tokens
+    for kw, msg in ((dict(n=-3), 'n must be a whole number >= 0'), (dict(n=2.0), 'n must be'), (dict(n=2, temperature=-1.0), 'temperature must be'),
+                    (dict(n=2, temperature=float('nan')), 'temperature must be')):
+        with pytest.raises(ValueError, match=msg): m.generate(x, **kw)
+    with pytest.raises(ValueError, match='tokens outside the vocabulary 0..31'): m.generate(x + 26, 2)
+
 
 # The token-task generator draws a whole batch at once; its previous per-sequence loop is kept here as the reference. The random
 # stream differs (one draw per tensor, not per sequence), so the distributions are compared: two-sample chi-square tests on every
