@@ -220,3 +220,18 @@ def test_an_fla_layer_this_layer_does_not_compute_is_refused(make, msg):
 def test_an_fla_layer_s_norm_epsilon_is_read_from_its_norm():
     "fla's layers keep no norm_eps attribute: the epsilon comes from the layer's output norm (fla's model configs default to 1e-6)."
     assert AttentionMixer.from_fla_config(L.DeltaNet(hidden_size=D, num_heads=H, norm_eps=1e-6), model_type='delta_net').norm_eps == 1e-6
+
+def test_the_fla_defaults_written_here_are_fla_s():
+    "FLA_LAYER_DEFAULTS and FLA_LAYER_SETTINGS state fla's layer defaults by hand: each one that is an argument of fla's layer class equals the default in its signature (fla 0.6.0)."
+    import inspect
+    from pavlovattn.layers import FLA_LAYER_ARGS, FLA_LAYER_DEFAULTS, FLA_LAYER_SETTINGS
+    ours = {'use_gate': 'use_output_gate'}                                  # GLA's name for the output gate
+    checked = 0
+    for mt, (cls, _, _) in FLA_LAYER_ARGS.items():
+        sig = inspect.signature(getattr(L, cls)).parameters
+        stated = {**{n: d for n, (d, _, _) in FLA_LAYER_SETTINGS.get(mt, {}).items()},
+                  **{n: v for n, v in FLA_LAYER_DEFAULTS[mt].items() if n not in ('use_beta', 'qk_norm')}}   # our arguments fla's classes lack
+        for n, d in stated.items():
+            n = n if n in sig else ours.get(n, n)
+            if n in sig: assert sig[n].default == d, (cls, n, sig[n].default, d); checked += 1
+    assert checked >= 20, checked
