@@ -243,7 +243,7 @@ def _run(a) -> int:
                 if a.pyndl is not None and isinstance(e, dz.SizeError) else '')
         raise UsageError(f'pavlovattn run: {e}{more}')
     if a.format == 'csv':
-        tbl = res.table; num = tbl.select_dtypes('number')
+        tbl = res.table; num = tbl.select_dtypes('floating')   # the values (the integer columns, period's <NA> included, are not results)
         bad = ~_mod('numpy').isfinite(num.to_numpy(dtype=float))
         if bad.any():
             i, j = map(int, _mod('numpy').argwhere(bad)[0])

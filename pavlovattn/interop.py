@@ -513,12 +513,12 @@ def learn_pyndl(path,                   # a pyndl event file (gzip or plain)
 TIDY_COLUMNS = ('group', 'phase', 'trial', 'trial_type', 'cue', 'statistic', 'value')
 
 def tidy(res):  # a `Result` of `simulate`
-    "The result as one long table: group, phase, trial, trial_type, cue, statistic (`mean`, `sd` over subjects of the strength before the step; `subjects`), value."
+    "The result as one long table: group, phase, trial, trial_type, cue, statistic (`mean`, `sd` over subjects of the strength before the step; `subjects`), value; a design whose trials have several steps (calmr's `>` periods, timed trials) also has `period` after `trial_type` (the step within its trial, as in `Result.table`)."
     t = res.table
-    out = t.melt(id_vars=['group', 'phase', 'trial', 'trial_type', 'cue'], value_vars=['mean', 'sd', 'subjects'],
-                 var_name='statistic', value_name='value')
+    ids = [c for c in TIDY_COLUMNS[:4] + ('period',) + TIDY_COLUMNS[4:5] if c in t.columns]
+    out = t.melt(id_vars=ids, value_vars=['mean', 'sd', 'subjects'], var_name='statistic', value_name='value')
     out = out.sort_values(['group', 'trial', 'cue', 'statistic'], kind='stable', key=lambda s: s.map({g: k for k, g in enumerate(res.runs)}) if s.name == 'group' else s)
-    return out.reset_index(drop=True)[list(TIDY_COLUMNS)]
+    return out.reset_index(drop=True)[ids + list(TIDY_COLUMNS[5:])]
 
 # %% ../nbs/15_interop.ipynb #i0000052
 CALMR_RESULT_COLUMNS = ('group', 'phase', 'trial_type', 'trial', 'block_size', 's1', 's2', 'value', 'model')

@@ -30,34 +30,44 @@ class Result:
 
     @property
     def table(self):
-        "Tidy DataFrame: group, phase, trial, trial_type, cue, probe, mean, sd, subjects (strength before the trial)."
+        "Tidy DataFrame: group, phase, trial, trial_type, cue, probe, mean, sd, subjects (strength before the trial). A design whose trials have several steps (calmr's `>` periods, timed trials) has one row per step: `trial` counts steps, `trial_type` is the whole trial's label (`N>(US)`) and a `period` column numbers the step within its trial."
         if self._table is None:
             pd = importlib.import_module('pandas')
-            frames = []
+            frames, multi = [], self.multi_step
             for gname, r in self.runs.items():
                 S, T, C = r['subjects'], len(r['phase']), len(self.cues)
                 m, s = r['mean'][:T], r['sd'][:T]
-                labels, probe = self._columns(gname)
+                labels, probe, period = self._columns(gname)
                 rep = lambda xs: [x for x in xs for _ in range(C)]
-                frames.append(pd.DataFrame(dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels),
-                                                cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
+                cols = dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels))
+                if multi: cols['period'] = pd.array(rep(period), dtype='Int64')   # <NA> where subjects are at different periods
+                frames.append(pd.DataFrame(dict(cols, cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
                                                 sd=s.reshape(-1).numpy(), subjects=S)))
             self._table = pd.concat(frames, ignore_index=True)
         return self._table
 
+    @property
+    def multi_step(self) -> bool:
+        "Whether a trial of the design runs several steps (calmr's `>` periods, a timed trial's time steps): then `table` has a `period` column."
+        return any(len(t.steps) > 1 for g in self.design.groups for ph in g.phases for t in ph.trials)
+
     def _columns(self, gname:str) -> tuple:
-        "Per step of a group: its trial type's label where every subject has the same one (else '*'), and whether every subject probes there. The orders are drawn again, block by block: only the table pays for it."
+        "Per step of a group: its trial's label where every subject has the same one (else '*'), whether every subject probes there, and the step's period within its trial (1-based; None where subjects differ). The orders are drawn again, block by block: only the table pays for it."
         r, g, p = self.runs[gname], {g.name: g for g in self.design.groups}[gname], self.params
-        tts, T = r['trial_types'], g.n
-        is_probe, first, probe = torch.tensor([t.probe for t in tts]), None, torch.zeros(T, dtype=torch.bool)
-        for lo, hi in _designs()._blocks(p['subjects'], 16 * T + 64):
+        T = g.n
+        whole = [(t.label, k) for ph in g.phases for t in ph.trials for k in range(1, len(t.steps) + 1)]   # per entry of g.trial_types
+        names = list(dict.fromkeys(w for w, _ in whole))
+        lid, per = (torch.tensor(x, dtype=torch.int32) for x in ([names.index(w) for w, _ in whole], [k for _, k in whole]))
+        is_probe, first, probe = torch.tensor([t.probe for t in r['trial_types']]), None, torch.zeros(T, dtype=torch.bool)
+        for lo, hi in _designs()._blocks(p['subjects'], 32 * T + 64):   # the order, its long copy, the labels' and periods' ids
             o = r['given_order'][lo:hi] if 'given_order' in r else _run_orders(self.design, g, p, lo, hi)
-            if first is None: first, mn, mx, probe = o[0].clone(), o.amin(0), o.amax(0), is_probe[o[0].long()]
-            else: mn, mx = torch.minimum(mn, o.amin(0)), torch.maximum(mx, o.amax(0))
+            L, K = lid[o.long()], per[o.long()]
+            if first is None: first, ln, lx, kn, kx, probe = L[0].clone(), L.amin(0), L.amax(0), K.amin(0), K.amax(0), is_probe[o[0].long()]
+            else: ln, lx, kn, kx = torch.minimum(ln, L.amin(0)), torch.maximum(lx, L.amax(0)), torch.minimum(kn, K.amin(0)), torch.maximum(kx, K.amax(0))
             for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14].long()].all(0)   # in slices
-            o = None
-        lab = [t.label for t in tts]
-        return [lab[i] if same else '*' for i, same in zip(first.tolist(), (mn == mx).tolist())], probe.tolist()
+            o = L = K = None
+        labels = [names[i] if same else '*' for i, same in zip(first.tolist(), (ln == lx).tolist())]
+        return labels, probe.tolist(), [k if same else None for k, same in zip(kn.tolist(), (kn == kx).tolist())]
 
     @property
     def probes(self) -> dict:

@@ -111,6 +111,28 @@ def test_tidy_long_table(tmp_path):
     with pytest.raises(ValueError, match='use .csv or .parquet'): write_tidy(res, tmp_path / 'x.txt')
 
 
+def test_periods_are_labelled_by_their_whole_trial(tmp_path):
+    "Issue 36: calmr's `N>(US)` came out as trial types `N+` and `(US)`. Each step of a trial with periods (or of a timed trial) is labelled by the whole trial, with its period; where subjects differ: '*' and <NA>, checked against every subject's own order."
+    from pavlovattn.interop import tidy, write_tidy, TIDY_COLUMNS
+    import pandas as pd
+    t = simulate('g: 2N>(US)/2N', dialect='calmr').table
+    assert t.trial_type.tolist() == ['N>(US)', 'N>(US)', 'N-'] * 2 and t.period.tolist() == [1, 2, 1] * 2 and t.trial.tolist() == list(range(1, 7))
+    assert simulate('t: 2{A 0-2, US 2}').table.period.tolist() == [1, 2, 3] * 2       # a timed trial: its time steps
+    assert 'period' not in simulate('g: 2A+/2B-').table.columns                         # one step per trial: no column
+    res = simulate('FP: !4F>T>(US)/4T', dialect='calmr', subjects=5, seed=1)
+    g = res.design.groups[0]
+    whole = [(tt.label, k) for ph in g.phases for tt in ph.trials for k in range(1, len(tt.steps) + 1)]
+    O = res.orders('FP').long().tolist()
+    t = res.table[res.table.cue == 'F']
+    for step, (lab, per) in enumerate(zip(t.trial_type, t.period)):
+        labs, pers = {whole[o[step]][0] for o in O}, {whole[o[step]][1] for o in O}
+        assert lab == (labs.pop() if len(labs) == 1 else '*') and (per == pers.pop() if len(pers) == 1 else pd.isna(per)), step
+    assert {'*', 'F>T>(US)', 'T-'} <= set(t.trial_type) and t.period.isna().any() and t.period.notna().any()
+    long = tidy(res)
+    assert list(long.columns) == list(TIDY_COLUMNS[:4]) + ['period'] + list(TIDY_COLUMNS[4:])
+    write_tidy(res, tmp_path / 'p.csv'); back = pd.read_csv(tmp_path / 'p.csv')
+    assert back.period.isna().sum() == long.period.isna().sum() > 0
+
 # ---------------------------------------------------------------- PALMS design lines
 import gzip
 import numpy as np
