@@ -463,7 +463,7 @@ def _run_incrementally(reg, claims, ids, a):
             for n, i in enumerate(ids):
                 if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]])
                 bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
-                r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False)
+                r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False, claim_output=not a.quiet)   # its own bar: ours
                 if got: stop(got[0], None)                                 # stopped during this claim: it counts as not run
                 rows += r; ok = ok and o; bar.update(w[i])
     except (KeyboardInterrupt, SystemExit) as e:

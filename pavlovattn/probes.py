@@ -24,7 +24,7 @@ __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'QUICK', 'SIZ
            'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
 
 # %% ../nbs/13_trained_probes.ipynb #99e3da57
-from .registry import claim, Verdict, Paper
+from .registry import claim, claim_progress, Verdict, Paper
 
 # %% ../nbs/13_trained_probes.ipynb #6322a4c7
 def compile_design(design:str,              # a design string, e.g. 'exp: 6A+ | 6AB+ | #B ; ctrl: 6C+ | 6AB+ | #B'
@@ -329,7 +329,7 @@ def recovery_verdict(stats:dict) -> Verdict:
 _CACHE = {}
 def _stats(full, device):
     k = (full, str(device), trained_size())
-    if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1')
+    if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', progress=claim_progress())
     return _CACHE[k]
 
 def _trained_claim(id:str, text:str, source:str, expected:str, verdict, name:str, stats=None, paper=None):
@@ -421,7 +421,7 @@ def without_conv_verdict(ab:dict) -> Verdict:
 def _ablation(full, device):
     k, quick = (str(device), trained_size()), trained_size() == 'quick'
     st = dict(ABLATION, seeds=QUICK['seeds'], n=QUICK['n'], train=dict(ABLATION['train'], **QUICK['train'])) if quick else ABLATION
-    if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', settings=st)
+    if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', settings=st, progress=claim_progress())
     return _ABL[k]
 
 _trained_claim('trained-blocking-dissociation',
@@ -598,6 +598,6 @@ _REB = {}
 def _claim_trained_repeated_key(full=False, device='cpu'):
     k, quick = (str(device), trained_size()), trained_size() == 'quick'
     kw = dict(seeds=QUICK['seeds'], n=QUICK['n'], train_kw=dict(REBIND['train'], steps=QUICK['train']['steps'])) if quick else {}
-    if k not in _REB: _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', **kw))
+    if k not in _REB: _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', progress=claim_progress(), **kw))
                                  for r in REBIND['families']}
     return _sized(rebind_verdict(_REB[k]))

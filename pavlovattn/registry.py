@@ -10,7 +10,7 @@ from typing import Callable, NamedTuple
 
 # %% auto #0
 __all__ = ['PAPER_VERDICTS', 'CLAIMS', 'PAPER_RULES', 'COLUMNS', 'Verdict', 'Paper', 'Claim', 'claim', 'not_covered',
-           'load_claims', 'run_claims', 'summary_line', 'format_table', 'doc_renderer']
+           'load_claims', 'claim_progress', 'run_claims', 'summary_line', 'format_table', 'doc_renderer']
 
 # %% ../nbs/00a_registry.ipynb #7af87e3d
 class Verdict(NamedTuple):
@@ -106,10 +106,16 @@ def load_claims() -> dict:
     for i in order: CLAIMS[i] = CLAIMS.pop(i)                         # reorder in place: other modules hold this dict
     return CLAIMS
 
+_PROGRESS = [True]
+def claim_progress() -> bool:
+    "Whether the claim running now may draw progress bars and notes (`run_claims(claim_output=...)`: `reproduce --quiet` silences a trained claim's training bars too); True outside a run."
+    return _PROGRESS[-1]
+
 def run_claims(only=None,          # ids to run (default: all, in id order of registration)
                full:bool=False,    # the large (GPU-sized) settings
                device:str='cpu',   # where tensors live
                progress:bool=True, # a progress bar on stderr
+               claim_output:bool|None=None, # whether the claims' own bars and notes show (training bars, trained or loaded): default `progress`
               ) -> tuple:          # (rows, ok): ok is False when some claim could not run
     "Run registered claims; each row has id, claim, source, expected, measured, verdict (= check), check, paper, paper_rule, seconds, data."
     claims = CLAIMS if only and set(only) <= set(CLAIMS) else load_claims()
@@ -121,6 +127,12 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
         from tqdm.auto import tqdm
         it = tqdm(ids, desc='claims', disable=not progress, leave=False)
     except ImportError: it = ids
+    _PROGRESS.append(bool(progress if claim_output is None else claim_output))
+    try: return _run_each(claims, it, full, device, progress, rows, ok)
+    finally: _PROGRESS.pop()
+
+def _run_each(claims, it, full, device, progress, rows, ok):
+    "The loop of `run_claims`: one row per claim."
     for i in it:
         c = claims[i]
         if progress and hasattr(it, 'set_postfix_str'): it.set_postfix_str(i)

@@ -208,3 +208,21 @@ def test_summary_line_grammar_for_one():
     assert summary_line([row('fail')]).startswith('1 claim: 0 checks pass, 1 fails; ')
     assert summary_line([row('pass'), row('pass'), row('fail')]).startswith('3 claims: 2 checks pass, 1 fails; ')
     assert summary_line([row('pass'), row('fail'), row('fail')]).startswith('3 claims: 1 check passes, 2 fail; ')
+
+def test_quiet_claims_draw_no_progress():
+    "Issue 36 audit: `reproduce --quiet` still drew every trained model's bar. A claim reads `claim_progress()`: False inside run_claims(progress=False), True inside progress=True or claim_output=True (what the CLI passes without --quiet), True again after (also after a claim that raised); the trained claims pass it on to their training."
+    from pavlovattn import registry, probes
+    seen = []
+    def fn(full=False, device='cpu'):
+        seen.append(registry.claim_progress())
+        if len(seen) == 2: raise RuntimeError('a claim that fails')
+        return registry.Verdict('ok', True)
+    registry.claim('test-quiet-probe', 'a claim that records whether it may draw progress', source='test', expected='-')(fn)
+    try:
+        for p in (False, False, True): registry.run_claims(['test-quiet-probe'], progress=p)
+        registry.run_claims(['test-quiet-probe'], progress=False, claim_output=True)   # the CLI: its own bar, the claim's output shown
+    finally: registry.CLAIMS.pop('test-quiet-probe', None)
+    assert seen == [False, False, True, True] and registry.claim_progress() is True
+    import inspect
+    src = inspect.getsource(probes)
+    assert src.count('progress=claim_progress()') == 3, 'each trained claim family (run_families, run_ablation, rebind) passes the flag on'
