@@ -128,29 +128,26 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
         it = tqdm(ids, desc='claims', disable=not progress, leave=False)
     except ImportError: it = ids
     _PROGRESS.append(bool(progress if claim_output is None else claim_output))
-    try: return _run_each(claims, it, full, device, progress, rows, ok)
+    try:
+        for i in it:
+            c = claims[i]
+            if progress and hasattr(it, 'set_postfix_str'): it.set_postfix_str(i)
+            t0 = time.perf_counter()
+            try:
+                v = c.fn(full=full, device=device)
+                if not isinstance(v, Verdict): raise TypeError(f'claim {i} returned {type(v).__name__}, not a Verdict')
+                data = dict(v.data or {})
+                if c.paper.number is not None: data['paper'] = c.paper.number
+                row = dict(measured=v.measured, verdict='pass' if v.passed else 'fail', paper=c.paper.verdict(data), data=data or v.data)
+            except Exception as e:
+                ok = False
+                row = dict(measured=f'could not run: {type(e).__name__}: {e}', verdict='fail', paper='not covered' if not c.paper.covered else
+                           ('no number' if c.paper.number is None else 'differs'),
+                           data={'error': f'{type(e).__name__}: {e}', 'traceback': traceback.format_exc(limit=5)})
+            rows.append(dict(id=c.id, claim=c.claim, source=c.source, expected=c.expected, measured=row['measured'], verdict=row['verdict'],
+                             check=row['verdict'], paper=row['paper'], paper_rule=c.paper.rule(),
+                             seconds=round(time.perf_counter() - t0, 3), data=_jsonable(row['data'])))
     finally: _PROGRESS.pop()
-
-def _run_each(claims, it, full, device, progress, rows, ok):
-    "The loop of `run_claims`: one row per claim."
-    for i in it:
-        c = claims[i]
-        if progress and hasattr(it, 'set_postfix_str'): it.set_postfix_str(i)
-        t0 = time.perf_counter()
-        try:
-            v = c.fn(full=full, device=device)
-            if not isinstance(v, Verdict): raise TypeError(f'claim {i} returned {type(v).__name__}, not a Verdict')
-            data = dict(v.data or {})
-            if c.paper.number is not None: data['paper'] = c.paper.number
-            row = dict(measured=v.measured, verdict='pass' if v.passed else 'fail', paper=c.paper.verdict(data), data=data or v.data)
-        except Exception as e:
-            ok = False
-            row = dict(measured=f'could not run: {type(e).__name__}: {e}', verdict='fail', paper='not covered' if not c.paper.covered else
-                       ('no number' if c.paper.number is None else 'differs'),
-                       data={'error': f'{type(e).__name__}: {e}', 'traceback': traceback.format_exc(limit=5)})
-        rows.append(dict(id=c.id, claim=c.claim, source=c.source, expected=c.expected, measured=row['measured'], verdict=row['verdict'],
-                         check=row['verdict'], paper=row['paper'], paper_rule=c.paper.rule(),
-                         seconds=round(time.perf_counter() - t0, 3), data=_jsonable(row['data'])))
     return rows, ok
 
 def _jsonable(x):

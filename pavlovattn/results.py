@@ -61,10 +61,10 @@ class Result:
         is_probe, first, probe = torch.tensor([t.probe for t in r['trial_types']]), None, torch.zeros(T, dtype=torch.bool)
         for lo, hi in _designs()._blocks(p['subjects'], 32 * T + 64):   # the order, its long copy, the labels' and periods' ids
             o = r['given_order'][lo:hi] if 'given_order' in r else _run_orders(self.design, g, p, lo, hi)
-            L, K = lid[o.long()], per[o.long()]
-            if first is None: first, ln, lx, kn, kx, probe = L[0].clone(), L.amin(0), L.amax(0), K.amin(0), K.amax(0), is_probe[o[0].long()]
+            o = o.long(); L, K = lid[o], per[o]
+            if first is None: first, ln, lx, kn, kx, probe = L[0].clone(), L.amin(0), L.amax(0), K.amin(0), K.amax(0), is_probe[o[0]]
             else: ln, lx, kn, kx = torch.minimum(ln, L.amin(0)), torch.maximum(lx, L.amax(0)), torch.minimum(kn, K.amin(0)), torch.maximum(kx, K.amax(0))
-            for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14].long()].all(0)   # in slices
+            for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14]].all(0)   # in slices
             o = L = K = None
         labels = [names[i] if same else '*' for i, same in zip(first.tolist(), (ln == lx).tolist())]
         return labels, probe.tolist(), [k if same else None for k, same in zip(kn.tolist(), (kn == kx).tolist())]
