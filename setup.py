@@ -26,8 +26,8 @@ setuptools.setup(
     install_requires=shlex.split(cfg.get('requirements', '')),
     extras_require={'dev': (cfg.get('dev_requirements') or '').split(),
                     'fla': (cfg.get('fla_requirements') or '').split(),    # fla's layer classes (tests/test_fla_layers.py): Triton to import, ~1 GB
-                    'dask': (cfg.get('dask_requirements') or '').split(),   # the sweep runner's Dask backend (pavlovattn.sweep)
-                    'hf': (cfg.get('hf_requirements') or '').split()},      # transformers: pretrained Gated DeltaNet models (pavlovattn.pretrained)
+                    'dask': (cfg.get('dask_requirements') or '').split(),   # the sweep runner's Dask backend (pavlovattn.base.sweep)
+                    'hf': (cfg.get('hf_requirements') or '').split()},      # transformers: pretrained Gated DeltaNet models (pavlovattn.apps.pretrained)
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read() if os.path.exists('README.md') else '',
     long_description_content_type='text/markdown',

@@ -7,7 +7,7 @@ Also the leave-one-experiment-out cross-validation (issue 34): its cost is one f
 """
 import argparse, time
 import torch
-from pavlovattn.animal import select, compile_batch, score, fit, strengths, cross_validate, param_grid, summarize
+from pavlovattn.apps.animal import select, compile_batch, score, fit, strengths, cross_validate, param_grid, summarize
 
 
 def main():
@@ -24,7 +24,7 @@ def main():
     print(f'score {a.rule}: {t_score:.2f} s for all experiments (target: seconds)')
     beta = torch.tensor(0.1, dtype=b.X.dtype, device=b.X.device, requires_grad=True)
     for alg in ('sequential', 'chunked'):
-        if alg not in __import__('pavlovattn.families', fromlist=['FAMILIES']).FAMILIES[a.rule].algorithms: continue
+        if alg not in __import__('pavlovattn.model.families', fromlist=['FAMILIES']).FAMILIES[a.rule].algorithms: continue
         t = time.perf_counter(); strengths(b, a.rule, beta, check=False, algorithm=alg).sum().backward(); dt = time.perf_counter() - t
         print(f'  one forward+backward, algorithm={alg}: {dt:.3f} s')
     t = time.perf_counter(); f = fit(a.rule, batch=b, joint=True, steps=a.steps, restarts=a.restarts); t_fit = time.perf_counter() - t

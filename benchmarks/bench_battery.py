@@ -1,7 +1,7 @@
 """The whole battery for one family, timed: the issue's target is under a minute on 2 cores, so that a card is something
 people run routinely.
 
-Workload: `pavlovattn.battery.battery(rule, subjects=SUBJECTS)` for each built-in family the phenomenon pages take
+Workload: `pavlovattn.apps.battery.battery(rule, subjects=SUBJECTS)` for each built-in family the phenomenon pages take
 through, and for one family defined outside the package (tests/families/forget_after_write.py: it runs on its own plain
 loop, `reference`, since no tuned algorithm declares it). Every row of the card runs: the dissociation rows (randomised
 orders, SUBJECTS subjects), the beyond-RW rows (blocked, one subject, closed forms), this page's one-key rows, and the
@@ -25,10 +25,10 @@ Usage: python benchmarks/bench_battery.py [--subjects 500] [--repeats 3] [--part
 import argparse, os, statistics, sys, tempfile, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import torch
-from pavlovattn.battery import battery
-from pavlovattn.core import RULES
-from pavlovattn.designs import simulate
-from pavlovattn.families import load_family
+from pavlovattn.apps.battery import battery
+from pavlovattn.model.core import RULES
+from pavlovattn.design.designs import simulate
+from pavlovattn.model.families import load_family
 
 def median_time(f, repeats):
     ts = []
@@ -54,7 +54,7 @@ def cards(a):
 SWEEP = dict(task='battery', grid=dict(rule=['hebbian', 'delta', 'decay', 'gated-delta'], seed=[0, 1]))
 
 def sweep(a):
-    from pavlovattn import sweep as sw
+    from pavlovattn.base import sweep as sw
     grid = dict(SWEEP, fixed=dict(subjects=a.subjects)); cfgs = sw.expand(grid)
     torch.set_num_threads(1)
     print(f'sweep: {len(cfgs)} battery cards as tasks, median of {a.repeats}; 1 torch thread, load {os.getloadavg()[0]:.2f}')

@@ -2,7 +2,7 @@
 
 Workload: one head, d_k = d_v = D (64), unit keys, random values, rates in (0, 1), gates in (0.9, 1) where the family
 has them, float32, the current device (CPU unless CUDA is present). For every fixed-state family of
-`pavlovattn.families.FAMILIES`, algorithm in {sequential, chunked (C = 64)}, T in {256, 1024, 4096}, batch in {1, 16}:
+`pavlovattn.model.families.FAMILIES`, algorithm in {sequential, chunked (C = 64)}, T in {256, 1024, 4096}, batch in {1, 16}:
   fwd      recur(..., algorithm=A, reads='out') under torch.no_grad() (outputs and final state: what a layer computes)
   fwd+bwd  recur(...) with gradients on q, k, v, beta, then backward() with a fixed random gradient of the outputs (T <= 1024
            only; until 2026-12-03 the outputs' sum, whose one broadcast number sends batched products down a per-matrix path)
@@ -28,8 +28,8 @@ here, since it would change the protocol: a maintainer's decision).
 import argparse, os, statistics, sys, time, datetime, platform
 import numpy as np
 import torch
-from pavlovattn.families import FAMILIES, kernel_available
-from pavlovattn.core import recur
+from pavlovattn.model.families import FAMILIES, kernel_available
+from pavlovattn.model.core import recur
 
 def timed(fn, repeats):
     "One warm-up call, then the median of `repeats` timed calls."

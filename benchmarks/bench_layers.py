@@ -1,4 +1,4 @@
-"""Generation throughput of `pavlovattn.layers.AttentionMixer`, per family: one token at a time by `step` (the carried state)
+"""Generation throughput of `pavlovattn.model.layers.AttentionMixer`, per family: one token at a time by `step` (the carried state)
 against re-running the prefix for every token, and against one call on the whole sequence (the chunked form where a family
 has one, the loop for softmax).
 
@@ -48,9 +48,9 @@ baddbmm, mm, addmm).
 """
 import argparse, importlib.util, inspect, pathlib, statistics, sys, time, platform, datetime
 import torch
-from pavlovattn.layers import AttentionMixer
-from pavlovattn.families import FAMILIES
-from pavlovattn.core import recur
+from pavlovattn.model.layers import AttentionMixer
+from pavlovattn.model.families import FAMILIES
+from pavlovattn.model.core import recur
 sys.path.insert(0, str(pathlib.Path(__file__).parent)); from bench_chunked import inputs   # one workload for both benchmarks
 
 def timed(f, repeats):
@@ -171,7 +171,7 @@ def rates(a, D=64, C=64):
 
 def auto(a):
     "loop / chunked forward+backward time per cell, auto's choice, and whether it is the faster form (or within 1.25x)."
-    from pavlovattn.core import choose_algorithm
+    from pavlovattn.model.core import choose_algorithm
     print(f'# auto: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
           f'threads {torch.get_num_threads()}, float32, forward + backward, chunk 64')
     print(f"{'family':12s} {'d':>3s} {'B*H':>4s} {'T':>4s} {'loop ms':>8s} {'chunked ms':>10s} {'loop/chunked':>12s} {'auto':>10s} {'ok':>3s}")

@@ -23,8 +23,8 @@ import argparse, os, resource, statistics, sys, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 import torch
 import transformers
-from pavlovattn import pretrained as pt
-from pavlovattn.pretrained import tiny_model, reading
+from pavlovattn.apps import pretrained as pt
+from pavlovattn.apps.pretrained import tiny_model, reading
 
 
 def model_of(hidden, layers, dtype, device):

@@ -4,7 +4,7 @@ Workload: EVENTS events over 500 cues and 50 outcomes (pyndl's usual shape: lett
 fixed seed to one gzip event file (pyndl's format, header `cues<TAB>outcomes`). Every outcome has 8 cues of its own
 (random, fixed); an event has 1 or 2 outcomes, 6 of each outcome's 8 cues and 2 cues drawn from all 500 (about 10 cues
 per event). Rescorla-Wagner with alpha 0.1, betas (0.1, 0.1), lambda 1, every outcome learned on every event.
-  ours   pavlovattn.interop.learn_pyndl(file): one pass over the file, events in chunks into the compiled delta write
+  ours   pavlovattn.apps.interop.learn_pyndl(file): one pass over the file, events in chunks into the compiled delta write
          (kernels.delta_events), all outcomes at once; one thread
   pyndl  pyndl.ndl.ndl(file, method='openmp', n_jobs=N): counts cues and outcomes (a pool of n_jobs processes), writes
          the events to its binary format, then learns (OpenMP threads over blocks of outcomes); run with n_jobs=1
@@ -49,7 +49,7 @@ CHILD = r'''
 import json, resource, sys, time, numpy as np
 method, path, out = sys.argv[1], sys.argv[2], sys.argv[3]
 if method == 'ours':
-    from pavlovattn.interop import learn_pyndl
+    from pavlovattn.apps.interop import learn_pyndl
     learn_pyndl(sys.argv[4], alpha=0.1, betas=(0.1, 0.1))                       # warm-up: numba's cache (or a compile)
     run = lambda: learn_pyndl(path, alpha=0.1, betas=(0.1, 0.1))
 else:

@@ -3,7 +3,7 @@
 Workload: SUBJECTS subjects x TRIALS randomised trials x 4 cues (one `!` phase of four trial types, every subject with
 its own random order), Rescorla-Wagner / delta rule, one-hot keys, float64, CPU. Every method starts from the
 trial-type table, draws its own per-subject random orders, and simulates every subject:
-  simulator  pavlovattn.designs.simulate(design, subjects=SUBJECTS): parsing, key coding, checks, orders and the
+  simulator  pavlovattn.design.designs.simulate(design, subjects=SUBJECTS): parsing, key coding, checks, orders and the
              recurrence; it returns what `simulate` always returns: the mean and sd over subjects of every cue's
              strength before every trial, each subject's prediction per trial type, and the final strengths.
              Run twice: with its default algorithm ('auto': the compiled kernel when numba is installed) and with
@@ -11,7 +11,7 @@ trial-type table, draws its own per-subject random orders, and simulates every s
   numpy      orders by numpy's Generator.permuted, then a vectorised loop over trials (all subjects at once) that
              returns the same per-step mean and sd over subjects (also timed without drawing the orders)
   loop       a plain per-subject Python loop, as PALMS and Learning Simulator do: random.shuffle of the subject's
-             trial list, then the textbook RW loop (pavlovattn.core.rescorla_wagner), returning every subject's
+             trial list, then the textbook RW loop (pavlovattn.model.core.rescorla_wagner), returning every subject's
              strengths before every trial; timed on a subset of subjects and extrapolated linearly to all of them
 Protocol (timeit-style, as this script used before the compiled engine existed): per method, one warm-up call (it compiles the
 kernels, or loads them from numba's cache), then the median wall time of REPEATS back-to-back calls (the per-subject
@@ -28,9 +28,9 @@ Usage: python benchmarks/bench_simulator.py [--subjects 10000] [--trials 200] [-
 import argparse, os, random, statistics, sys, time
 import numpy as np
 import torch
-from pavlovattn import kernels
-from pavlovattn.core import rescorla_wagner
-from pavlovattn.designs import simulate, parse_design
+from pavlovattn.model import kernels
+from pavlovattn.model.core import rescorla_wagner
+from pavlovattn.design.designs import simulate, parse_design
 
 def timed(fn, repeats:int) -> float:
     "One warm-up call, then the median of `repeats` back-to-back timed calls."

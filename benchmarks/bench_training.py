@@ -1,9 +1,9 @@
 """Training cost of the trained-models page in one run: batch generation, each family's training step, and the same model with
 `torch.nn.MultiheadAttention` as its mixer, side by side as ratios (one process, one load, so the ratios compare like with like).
 
-Workload: `pavlovattn.models.AssocLM` at the default (CPU) size of the trained-probes page — d_model 64, 2 layers, 2 heads,
+Workload: `pavlovattn.apps.models.AssocLM` at the default (CPU) size of the trained-probes page — d_model 64, 2 layers, 2 heads,
 MLP x2, short convolution 4 — on the vector cue->outcome task (sequence length 40, or --seq-len T; batch 32; or any task of
-`pavlovattn.models.TASKS` with --task), AdamW, float32. Timed separately: the generator (`task.batch`), and one training step on
+`pavlovattn.apps.models.TASKS` with --task), AdamW, float32. Timed separately: the generator (`task.batch`), and one training step on
 a batch already made (forward + backward + clip + optimiser step, what `train` does besides generating). Each row: one warm-up,
 then the median of REPEATS timed blocks of STEPS calls; the training steps' blocks are interleaved round by round (MHA, then each
 family), and a family's ratio is the median over rounds of its block over that round's MHA block (robust to a load that changes). The MHA row is the same AssocLM with every mixer replaced by causal
@@ -24,7 +24,7 @@ Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated
 import argparse, dataclasses, os, statistics, time, platform, datetime
 import torch
 from torch import nn
-from pavlovattn.models import AssocLM, TASKS, loss_and_metric
+from pavlovattn.apps.models import AssocLM, TASKS, loss_and_metric
 
 PROTOCOL_STEPS = {'vector': 5 * 600 + 2 * 150, 'rebind': 5 * 300, 'vector-single': 5 * 300}   # steps per family (at most); vector-single: the ablation
 

@@ -23,7 +23,7 @@ def rss(pid:int) -> int:
 
 def watched(args:list, timeout:float, rss_limit:int) -> tuple:
     "Run `pavlovattn run ARGS`; (returncode, stderr, why) where `why` names a watchdog kill."
-    p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.cli', *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.apps.cli', *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     t0, why = time.time(), None
     while p.poll() is None:
         if time.time() - t0 > timeout: why = f'still running after {timeout:g} s'

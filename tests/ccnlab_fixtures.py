@@ -12,8 +12,8 @@ plotting library (seaborn) is replaced by an empty module, since no plot is draw
   script computes (Pearson r; the ratio of ratios for two points);
 - CCNLab's Kalman filter and temporal-difference baselines at their defaults, through the same read-out and score (`baselines`;
   TD only where every trial of the experiment has the same length, since CCNLab's TD is sized for one trial length);
-- for every family of `pavlovattn.core.RULES` at its defaults (beta 0.3), our per-step values on our own reading of the schedule
-  (`pavlovattn.animal.ccnlab_design` and `timestep_values`) put through CCNLab's read-out and score: the timestep protocol;
+- for every family of `pavlovattn.model.core.RULES` at its defaults (beta 0.3), our per-step values on our own reading of the schedule
+  (`pavlovattn.apps.animal.ccnlab_design` and `timestep_values`) put through CCNLab's read-out and score: the timestep protocol;
 - `paired`: the empirical values and every family's and baseline's read-out values, paired as CCNLab's scores pair them
   (its `evaluation._dfs_to_values`, in the empirical order), so that a two-point experiment can also be scored by the sign of its
   difference, which CCNLab's ratio of ratios does not give (as its code reads, `values2[1] / values1[0]`, it compares the
@@ -50,8 +50,8 @@ def main():
     import ccnlab.evaluation as evaluation
     from ccnlab.baselines.basic import RescorlaWagner, KalmanFilter, TemporalDifference
     sys.path.insert(0, str(ROOT))
-    from pavlovattn.animal import ccnlab_design, timestep_values
-    from pavlovattn.core import RULES
+    from pavlovattn.apps.animal import ccnlab_design, timestep_values
+    from pavlovattn.model.core import RULES
 
     def ccnlab_score(exp, responses) -> tuple:
         "CCNLab's read-out and score of per-step responses {group: [[value per step] per trial]} (one subject)."

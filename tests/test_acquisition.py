@@ -1,9 +1,9 @@
-"""Acquisition/extinction closed forms (pavlovattn.acquisition) at the edges of their parameter ranges, against the compiler and against a hand-built `recur` sweep (an independent oracle of the compiler)."""
+"""Acquisition/extinction closed forms (pavlovattn.pages.acquisition) at the edges of their parameter ranges, against the compiler and against a hand-built `recur` sweep (an independent oracle of the compiler)."""
 import math
 import pytest
 import torch
-from pavlovattn.core import RULES, FAMILIES, recur
-from pavlovattn.acquisition import extinction_curve, acq_ext_curve, simulate_acq_ext
+from pavlovattn.model.core import RULES, FAMILIES, recur
+from pavlovattn.pages.acquisition import extinction_curve, acq_ext_curve, simulate_acq_ext
 
 EDGES = [  # (beta, gamma, k2): no decay, full decay, one-shot delta learning, alternating delta errors, zero rate
     (0.3, 1.0, 1.0), (0.3, 0.0, 1.0), (1.0, 0.9, 1.0), (1.0, 0.9, 2.0), (0.0, 0.9, 1.0), (0.7, 0.5, 0.3)]

@@ -1,10 +1,10 @@
 """Families against animal data (issue 17): the loader, a hand-computed score, parameter recovery, the CLI's JSON."""
 import json, subprocess, sys
 import pytest, torch
-from pavlovattn.animal import (load_experiments, experiments, select, compile_batch, strengths, response, respond, pearson, ordinal,
+from pavlovattn.apps.animal import (load_experiments, experiments, select, compile_batch, strengths, response, respond, pearson, ordinal,
                                score, fit)
-from pavlovattn.core import RULES
-from pavlovattn.designs import parse_design
+from pavlovattn.model.core import RULES
+from pavlovattn.design.designs import parse_design
 
 
 def test_every_experiment_parses_and_every_group_has_data():
@@ -101,7 +101,7 @@ def test_joint_fit_held_out():
 
 
 def _cli(*argv):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *argv], capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *argv], capture_output=True, text=True, timeout=600)
 
 
 def test_cli_score_json_and_refusals():
@@ -125,7 +125,7 @@ def _sig(z): return 1 / (1 + __import__('math').exp(-z))
 
 @pytest.mark.parametrize('a,b,bounds', [(-2., 6., (0, 0.5)), (0.5, 3., (0, 100)), (1., 0.25, (0, 1))])
 def test_logistic_recovers_a_known_map(a, b, bounds):
-    from pavlovattn.animal import response
+    from pavlovattn.apps.animal import response
     x = torch.linspace(-3, 4, 9, dtype=torch.float64)
     lo, hi = bounds
     y = lo + (hi - lo) * torch.sigmoid(a + b * x)
@@ -135,7 +135,7 @@ def test_logistic_recovers_a_known_map(a, b, bounds):
 
 
 def test_logistic_flat_where_x_orders_against_the_data():
-    from pavlovattn.animal import response
+    from pavlovattn.apps.animal import response
     x = torch.tensor([0., 1., 2.], dtype=torch.float64); y = torch.tensor([60., 40., 20.], dtype=torch.float64)
     pred, a, b = response(x, y, 'logistic', (0, 100))
     assert float(b) == 0 and pred.tolist() == pytest.approx([40.] * 3, abs=1e-9)
@@ -181,7 +181,7 @@ def test_logistic_fit_is_the_least_squares_optimum():
 # --- softmax: temperature folded into the keys, rows in length buckets ---
 
 def test_softmax_tau_folded_into_keys_equals_recur_and_takes_a_gradient():
-    from pavlovattn.core import recur
+    from pavlovattn.model.core import recur
     b = compile_batch(select(['overexpectation', 'renewal']))
     tau = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
     V = strengths(b, 'softmax', 0.1, tau=tau)
@@ -249,7 +249,7 @@ def test_score_and_fit_on_cuda_equal_cpu(rule):
 
 # --- scores with their uncertainty (issue 34) ---
 
-from pavlovattn.animal import (sign_agreement, score_matrix, bootstrap, summarize, same_at_defaults, compare, param_grid,
+from pavlovattn.apps.animal import (sign_agreement, score_matrix, bootstrap, summarize, same_at_defaults, compare, param_grid,
                                cross_validate, CHANCE, _loss, R_MIN_POINTS, r_interval)
 
 
@@ -359,7 +359,7 @@ def test_identical_at_defaults_shown_once_and_fitted_apart():
     b = compile_batch(select(['overexpectation', 'extinction_partial', 'renewal']))
     groups = same_at_defaults(b)
     assert ['delta', 'gated-delta', 'channel-gate'] in groups and sum(len(g) for g in groups) == len(RULES)
-    assert all(len({__import__('pavlovattn.families', fromlist=['family']).family(r).model for r in g}) == 1 for g in groups)
+    assert all(len({__import__('pavlovattn.model.families', fromlist=['family']).family(r).model for r in g}) == 1 for g in groups)
     with torch.no_grad():                                        # their own γ below 1 separates them from delta
         assert float((strengths(b, 'gated-delta', 0.1, 0.9) - strengths(b, 'delta', 0.1)).abs().max()) > 1e-3
     assert {'gamma'} <= set(param_grid('gated-delta', b)[0]) and 'gamma' not in param_grid('delta', b)[0]
@@ -391,7 +391,7 @@ def test_leave_one_out_recovers_the_generating_parameters():
 
 
 def test_param_intervals_refit_the_grid_on_resampled_experiments():
-    from pavlovattn.animal import param_intervals
+    from pavlovattn.apps.animal import param_intervals
     grid = [dict(beta=0.1), dict(beta=0.2), dict(beta=0.3)]
     # grid point 1 is best on every experiment: every resample refits to it, a zero-width interval
     assert param_intervals(dict(grid=grid, params=grid[1], losses=[[0.5, 0.6, 0.7], [0.1, 0.2, 0.3], [0.9, 0.9, 0.9]])) == {'beta': (0.2, 0.2, 0.2)}
@@ -407,7 +407,7 @@ def test_param_intervals_refit_the_grid_on_resampled_experiments():
 
 
 def test_best_family_claim_runs_in_reproduce():
-    from pavlovattn.registry import run_claims, load_claims
+    from pavlovattn.base.registry import run_claims, load_claims
     assert 'animal-best-family' in load_claims()
     (row,), ok = run_claims(['animal-best-family'], progress=False)
     assert ok and row['verdict'] in ('pass', 'fail') and len(row['data']['ci']) == 2
@@ -415,7 +415,7 @@ def test_best_family_claim_runs_in_reproduce():
     assert d['best'] == 'delta' and d['identical'] == ['delta', 'gated-delta', 'channel-gate']
     assert d['ci'][0] <= d['margin']['diff'] <= d['ci'][1] and (row['verdict'] == 'pass') == (d['ci'][0] > 0)
     assert d['mean_ci'][0] <= d['mean'] <= d['mean_ci'][1]                          # the best family's mean, with its interval
-    from pavlovattn.animal import REGISTERED_EXPERIMENTS
+    from pavlovattn.apps.animal import REGISTERED_EXPERIMENTS
     assert d['n_experiments'] == len(REGISTERED_EXPERIMENTS) == 27 < len(select())   # the set registered with the claim, not the five written since
 
 
@@ -424,7 +424,7 @@ TIMED = ['unblocking', 'spontaneous_recovery', 'feature_positive_serial', 'featu
 @pytest.mark.parametrize('rule', ['delta', 'decay', 'trace', 'softmax'])
 def test_the_timed_experiments_score_what_the_design_compiler_simulates(rule):
     "The timed experiments in fixed orders (US magnitude, retention interval, serial B -> A): the scoring batch's strengths equal simulate's probes, point by point."
-    from pavlovattn.designs import simulate
+    from pavlovattn.design.designs import simulate
     fixed = [e for e in select(TIMED) if not any(ph.random for g in parse_design(e.design).groups for ph in g.phases)]
     assert [e.id for e in fixed] == ['unblocking', 'spontaneous_recovery', 'external_disinhibition']
     for e in fixed:
@@ -437,8 +437,8 @@ def test_the_timed_experiments_score_what_the_design_compiler_simulates(rule):
 
 def test_ccnlab_schedules_read_as_timelines_give_its_rw_baseline_at_every_step():
     "Through the claim of `pavlovattn reproduce`: delta on our reading of every schedule equals CCNLab's RW at every step."
-    from pavlovattn.animal import ccnlab_timesteps
-    from pavlovattn.registry import run_claims, load_claims
+    from pavlovattn.apps.animal import ccnlab_timesteps
+    from pavlovattn.base.registry import run_claims, load_claims
     fx = ccnlab_timesteps()
     assert len(fx['experiments']) == 30 and fx['rw_alpha'] == 0.3
     assert load_claims()['ccnlab-rw-timestep'].exact
@@ -456,7 +456,7 @@ def test_ccnlab_schedules_read_as_timelines_give_its_rw_baseline_at_every_step()
 
 
 def test_ccnlab_design_by_hand_and_refusals():
-    from pavlovattn.animal import ccnlab_design, timestep_values
+    from pavlovattn.apps.animal import ccnlab_design, timestep_values
     serial = [[[], 'K1', 0]] * 8 + [[['B'], 'K1', 0]] * 4 + [[[], 'K1', 0]] * 4 + [[['A'], 'K1', 0]] * 3 + [[['A'], 'K1', 2]]
     text, names = ccnlab_design({'test 1': [serial] * 3, 'ctrl': [[[[], 'K2', 0]] * 8]})
     assert text == 'test_1: 3{(K1) 0-20, B 8-12, A 16-20, US 19*2.0} ; ctrl: 1{(K2) 0-8}' and names == {'test 1': 'test_1', 'ctrl': 'ctrl'}
@@ -475,7 +475,7 @@ def test_ccnlab_design_by_hand_and_refusals():
 def test_cli_fit_cv_is_leave_one_out_with_intervals():
     "`pavlovattn fit --cv`: the held-out scores are cross_validate's on the page's grid; the mean ordinal agreement and its interval are the plain mean and the seeded percentile bootstrap over experiments; bad combinations are one line, exit 2."
     import numpy as np
-    from pavlovattn.animal import cross_validate, cv_grid
+    from pavlovattn.apps.animal import cross_validate, cv_grid
     ids = ['overexpectation', 'renewal', 'extinction_partial']
     p = _cli('fit', '--cv', '--rule', 'delta', '--only', *ids, '--format', 'json')
     assert p.returncode == 0, p.stderr
@@ -502,8 +502,8 @@ def test_cli_fit_cv_is_leave_one_out_with_intervals():
 def test_ccnlab_paired_read_outs_are_what_it_scored_and_give_the_two_point_signs():
     "The fixture's read-out values, paired with the empirical ones, are those CCNLab scored: its Pearson r (3+ points) and its ratio of ratios (two points, as its code reads: r2 = values2[1] / values1[0]) recomputed from them by hand; on the five two-point experiments `sign_agreement` is the sign of the difference by hand."
     import numpy as np
-    from pavlovattn.animal import ccnlab_timesteps, sign_agreement
-    from pavlovattn.core import RULES
+    from pavlovattn.apps.animal import ccnlab_timesteps, sign_agreement
+    from pavlovattn.model.core import RULES
     fx = ccnlab_timesteps()
     two = []
     for n, e in fx['experiments'].items():

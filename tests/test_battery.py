@@ -1,12 +1,12 @@
 "Families defined outside the package, the plain reference loop as the oracle, algorithms that declare what they implement, and the battery."
 import json, math, pathlib, re
 import pytest, torch
-from pavlovattn.families import FAMILIES, BUILTIN, ALGORITHMS, family, forward, load_family, blocked_closed_form
-from pavlovattn.core import recur, summarize, choose_algorithm
-from pavlovattn.designs import simulate
-from pavlovattn.layers import AttentionMixer
-from pavlovattn.battery import battery, ROWS
-from pavlovattn.cli import main
+from pavlovattn.model.families import FAMILIES, BUILTIN, ALGORITHMS, family, forward, load_family, blocked_closed_form
+from pavlovattn.model.core import recur, summarize, choose_algorithm
+from pavlovattn.design.designs import simulate
+from pavlovattn.model.layers import AttentionMixer
+from pavlovattn.apps.battery import battery, ROWS
+from pavlovattn.apps.cli import main
 
 HERE = pathlib.Path(__file__).parent
 FILE = str(HERE / 'families' / 'forget_after_write.py')
@@ -77,7 +77,7 @@ def test_bad_families_are_refused_in_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert msg in err and err.count('\n') == 1
     clash = tmp_path / 'clash.py'
-    clash.write_text("from pavlovattn.families import Family\nFAMILY = Family('delta', 'x', 'y', 'z', step=lambda *a: a[0])\n")
+    clash.write_text("from pavlovattn.model.families import Family\nFAMILY = Family('delta', 'x', 'y', 'z', step=lambda *a: a[0])\n")
     with pytest.raises(ValueError, match="a built-in family is named 'delta'"): family(str(clash))
     assert family('delta') is FAMILIES['delta']
 
@@ -92,7 +92,7 @@ def test_no_module_outside_the_families_page_reads_a_family_flag_or_name():
 
 def test_a_family_brings_its_own_fast_form_checked_against_its_loop():
     "A user family's own fast form runs where asked (and for long sequences under auto) only after registration compared it with the plain loop; a wrong, clashing or failing one is refused."
-    from pavlovattn.families import Family, register, chunked, _step_delta
+    from pavlovattn.model.families import Family, register, chunked, _step_delta
     delta_fast = lambda q, k, v, b, g, S0, kw, P, reads: chunked(q, k, k, v, b, None, 'none', True, S0, P, reads)
     hebb_fast = lambda q, k, v, b, g, S0, kw, P, reads: chunked(q, k, k, v, b, None, 'none', False, S0, P, reads)
     try:
@@ -115,8 +115,8 @@ def test_a_family_brings_its_own_fast_form_checked_against_its_loop():
 def test_a_design_is_refused_at_its_familys_own_rate_bound():
     "The design layer checks a user family's stated bound (here 1), not the delta rule's 2, naming the trial type; recur and summarize share one check."
     import dataclasses
-    from pavlovattn.core import UnstableRateError
-    from pavlovattn.families import register, FAMILIES as F
+    from pavlovattn.model.core import UnstableRateError
+    from pavlovattn.model.families import register, FAMILIES as F
     half = dataclasses.replace(load_family(FILE + ':BARE'), name='bare-delta-bound-1', rate_bound=1.0)
     register(half)
     try:

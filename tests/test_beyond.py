@@ -1,7 +1,7 @@
 """Beyond Rescorla–Wagner (nbs/06_beyond_rescorla_wagner.ipynb): the simulations in float32 against the float64 closed forms."""
 import pandas as pd
 import torch
-from pavlovattn.beyond import PHENOMENA, effects
+from pavlovattn.pages.beyond import PHENOMENA, effects
 
 def test_float32_effects_match_float64_closed_forms():
     "Every phenomenon and family simulated in float32: within 1e-5 of the float64 closed forms, every direction as predicted."

@@ -2,9 +2,9 @@
 import json, math, subprocess, sys
 import pytest
 import torch
-from pavlovattn.core import RULES
-from pavlovattn.designs import simulate
-from pavlovattn.blocking import (blocking_general, simulate_blocking, blocking_onehot, blocking_normalized, blocking_overlap,
+from pavlovattn.model.core import RULES
+from pavlovattn.design.designs import simulate
+from pavlovattn.pages.blocking import (blocking_general, simulate_blocking, blocking_onehot, blocking_normalized, blocking_overlap,
                                  blocking_gated, blocking_contiguity, blocking_keys, blocking_closed_form, blocking_design,
                                  blocking_grid, Blocking)
 
@@ -121,7 +121,7 @@ def test_limits_and_errors():
 
 
 def test_cli_json_matches_closed_form():
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', blocking_design(10, 10), '--rule', 'delta',
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', blocking_design(10, 10), '--rule', 'delta',
                         '--beta', '0.2', '--format', 'json'], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     g = json.loads(r.stdout)['groups']
@@ -131,7 +131,7 @@ def test_cli_json_matches_closed_form():
 
 
 def test_claims_pass():
-    from pavlovattn.blocking import _claim_closed_form, _claim_delta_present, _claim_contiguity_absent, _claim_normalized
+    from pavlovattn.pages.blocking import _claim_closed_form, _claim_delta_present, _claim_contiguity_absent, _claim_normalized
     for f in (_claim_closed_form, _claim_delta_present, _claim_contiguity_absent, _claim_normalized):
         v = f()
         assert v.passed, (f.__name__, v.measured)
@@ -142,7 +142,7 @@ def test_claims_pass():
 @pytest.mark.parametrize('rule', RULES)
 def test_hand_built_harness_is_an_oracle_of_the_compiler(rule):
     "`simulate_blocking` builds its trial tensors by hand (any key vectors, settings in the batch); on the designs it shares with the design language (one-hot keys, saliences, normalised compounds) it equals `designs.simulate` to 1e-12."
-    fam_gamma = 'gamma' in __import__('pavlovattn.families', fromlist=['FAMILIES']).FAMILIES[rule].params
+    fam_gamma = 'gamma' in __import__('pavlovattn.model.families', fromlist=['FAMILIES']).FAMILIES[rule].params
     for kw in ({}, dict(salience={'A': 0.7, 'B': 0.4, 'C': 0.5}), dict(normalize=True)):
         k = blocking_keys(**kw)
         for beta, gamma, n1, n2 in ((0.3, 0.9, 7, 5), (0.9, 0.8, 1, 12), (0.05, 1.0, 20, 20)):

@@ -1,7 +1,7 @@
 "The cache module: atomic writes under a racing reader, checked reads, report paths (symlinks, FIFOs, devices, empty)."
 import json, os, stat, subprocess, sys, threading
 import pytest
-from pavlovattn.cache import write_json, read_json, write_report, atomic_write, CacheError, safe_line, finite
+from pavlovattn.base.cache import write_json, read_json, write_report, atomic_write, CacheError, safe_line, finite
 
 def test_a_racing_reader_never_sees_a_torn_entry(tmp_path, capsys):
     "Reproducer 4: 62 of 1,146 reads racing one writer got a JSONDecodeError with path.write_text."
@@ -24,7 +24,7 @@ def test_a_racing_reader_never_sees_a_torn_entry(tmp_path, capsys):
 
 def test_sigterm_during_a_write_leaves_no_temporary_file(tmp_path):
     "A report write killed by SIGTERM removes its temporary file (31 of 48 kills left one)."
-    code = ("import os, signal, pavlovattn.cache as c\n"
+    code = ("import os, signal, pavlovattn.base.cache as c\n"
             "real = os.fsync\n"
             "def slow(fd): os.kill(os.getpid(), signal.SIGTERM); real(fd)\n"
             "os.fsync = slow\n"
@@ -58,9 +58,9 @@ def test_checks_and_lines():
 import io, re, shutil
 from pathlib import Path
 import torch
-from pavlovattn import cache
-from pavlovattn.models import TrainConfig, get_model, train, checkpoint_path, lr_sweep, _state_digest, _ck_digest
-from pavlovattn.cache import root, code_version, fingerprint, KINDS, sealed, migrate
+from pavlovattn.base import cache
+from pavlovattn.apps.models import TrainConfig, get_model, train, checkpoint_path, lr_sweep, _state_digest, _ck_digest
+from pavlovattn.base.cache import root, code_version, fingerprint, KINDS, sealed, migrate
 
 REPO = Path(__file__).resolve().parent.parent
 TINY = dict(task='vector', rule='delta', steps=4, batch=4, d_model=16, n_layers=1, eval_every=2, eval_batch=8)
@@ -69,7 +69,7 @@ def _root_in(env, cwd, path=None):
     "`cache.root()` as a fresh interpreter sees it with environment `env` (the package found on `path`, default this checkout)."
     env = {k: v for k, v in {**os.environ, **env}.items() if v is not None}
     if path is not None: env['PYTHONPATH'] = str(path)
-    r = subprocess.run([sys.executable, '-c', 'import pavlovattn.cache as c; print(c.root()); print(c.__file__)'], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    r = subprocess.run([sys.executable, '-c', 'import pavlovattn.base.cache as c; print(c.root()); print(c.__file__)'], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
     assert r.returncode == 0, r.stderr
     return r.stdout.split('\n')[:2]
 
@@ -93,15 +93,15 @@ def test_pavlovattn_cache_overrides(tmp_path):
 
 def test_code_versions_are_bumped():
     "Each kind's code version and the fingerprint of its code, as recorded: code changed without a bump (or a bump not recorded) fails here."
-    import pavlovattn.probes, pavlovattn.sweep                                          # noqa: F401 (they register their kinds)
+    import pavlovattn.apps.probes, pavlovattn.base.sweep                                          # noqa: F401 (they register their kinds)
     want = json.loads((Path(__file__).parent / 'code_versions.json').read_text())
     assert set(want) == set(KINDS), (sorted(want), sorted(KINDS))
     for k, c in KINDS.items():
         assert c.version == want[k]['version'], (f'{k}: version {c.version}, recorded {want[k]["version"]}: record it with '
-                                                  '`python -m pavlovattn.cache versions --record`')
+                                                  '`python -m pavlovattn.base.cache versions --record`')
         assert fingerprint(k) == want[k]['fingerprint'], (
             f"the code of {k} entries changed ({', '.join(c.code)}) and its version {c.version} did not: bump it where it is registered "
-            f"(its entries are rebuilt), or, if no result can change, record the fingerprint: python -m pavlovattn.cache versions --record")
+            f"(its entries are rebuilt), or, if no result can change, record the fingerprint: python -m pavlovattn.base.cache versions --record")
 
 def _one_line(capsys, why):
     err = capsys.readouterr().err
@@ -154,7 +154,7 @@ def test_changed_training_code_retrains(tmp_path, monkeypatch, capsys):
     assert get_model(cfg, progress=True)[1]['source'] == 'loaded'
     err = capsys.readouterr().err; assert err.strip() == f'pavlovattn: {cfg.key()} loaded from {old}', err    # one line per model says where from
 
-TWO = ("import json, sys; from pavlovattn.models import TrainConfig, get_model\n"
+TWO = ("import json, sys; from pavlovattn.apps.models import TrainConfig, get_model\n"
        f"_, m = get_model(TrainConfig(**{TINY!r}), progress=False)\n"
        "print(json.dumps(dict(source=m['source'], sha=m['sha256'])))\n")
 
@@ -170,7 +170,7 @@ def test_two_processes_on_one_entry(tmp_path):
     v = KINDS['checkpoint'].version
     assert files == [f'{TrainConfig(**TINY).key()}.v{v}.pt', f'{TrainConfig(**TINY).key()}.v{v}.pt.lock']
 
-WRITER = ("import sys; from pavlovattn.cache import write_json\n"
+WRITER = ("import sys; from pavlovattn.base.cache import write_json\n"
           "for i in range(150): write_json(sys.argv[1], dict(who=sys.argv[2], x=list(range(3000 + i))))\n")
 
 def test_two_processes_writing_one_json_entry(tmp_path, capsys):
@@ -185,7 +185,7 @@ def test_two_processes_writing_one_json_entry(tmp_path, capsys):
 
 def _legacy(tmp_path, monkeypatch):
     "A cache in the layout before one root (checkpoints/<key>.pt, sweep-*.json, probes-*.json; format 'cache 2'), made from a real run."
-    from pavlovattn.probes import measure_family, _probe_key, DEFAULT
+    from pavlovattn.apps.probes import measure_family, _probe_key, DEFAULT
     new = tmp_path / 'made'; monkeypatch.setenv('PAVLOVATTN_CACHE', str(new))
     kw = dict(seeds=(0,), n=8, progress=False, train_kw=dict(steps=2, batch=4, d_model=16, n_layers=1, eval_every=2, eval_batch=8), sweep=dict(lrs=(1e-2, 3e-3), steps=2))
     res = measure_family('delta', **kw)
@@ -202,7 +202,7 @@ def _legacy(tmp_path, monkeypatch):
 
 def test_migrate_re_keys_a_legacy_cache(tmp_path, monkeypatch, capsys):
     "Issue 36: checkpoints trained before the new rule stay usable. migrate checks and re-files them; afterwards nothing is trained or measured again."
-    from pavlovattn.probes import measure_family
+    from pavlovattn.apps.probes import measure_family
     src, kw, res = _legacy(tmp_path, monkeypatch)
     (src / 'checkpoints' / 'vector-delta-s3-0123456789.pt').write_bytes(b'damaged')             # refused, reported
     stale = dict(torch.load(next((src / 'checkpoints').glob('*-s0-*.pt')), weights_only=True), code_version='checkpoint v0; pavlovattn cache 3')
@@ -222,10 +222,10 @@ def test_migrate_re_keys_a_legacy_cache(tmp_path, monkeypatch, capsys):
 def test_migrate_command(tmp_path, monkeypatch):
     src, _, _ = _legacy(tmp_path, monkeypatch)
     env = {**os.environ, 'PAVLOVATTN_CACHE': str(tmp_path / 'elsewhere')}
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(src), str(tmp_path / 'dst')], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.base.cache', 'migrate', str(src), str(tmp_path / 'dst')], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == f"migrated 3, already current 0, refused 0 (into {tmp_path / 'dst'})", (r.stdout, r.stderr)
     assert len(list((tmp_path / 'dst' / 'checkpoints').glob(f"*.v{KINDS['checkpoint'].version}.pt"))) == 1 and not (tmp_path / 'elsewhere').exists()
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cache', 'migrate', str(tmp_path / 'nowhere')], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.base.cache', 'migrate', str(tmp_path / 'nowhere')], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'not a folder' in r.stderr
 
 def test_numbas_cache_lives_under_the_one_root(tmp_path):
@@ -246,5 +246,5 @@ def test_numbas_cache_lives_under_the_one_root(tmp_path):
     idx = sorted(p.name for p in (tmp_path / 'c' / 'numba').rglob('*.nbi'))
     assert any(n.startswith('kernels._shuffle_par') for n in idx), idx                   # the kernel just compiled, cached there
     assert beside() == before, 'numba wrote beside the modules'
-    assert fresh("import numba, pavlovattn.kernels; print(numba.config.CACHE_DIR)", NUMBA_CACHE_DIR=str(tmp_path / 'mine')) == str(tmp_path / 'mine')
-    assert fresh("import numba; import pavlovattn.kernels; print(numba.config.CACHE_DIR)") == str(tmp_path / 'c' / 'numba')
+    assert fresh("import numba, pavlovattn.model.kernels; print(numba.config.CACHE_DIR)", NUMBA_CACHE_DIR=str(tmp_path / 'mine')) == str(tmp_path / 'mine')
+    assert fresh("import numba; import pavlovattn.model.kernels; print(numba.config.CACHE_DIR)") == str(tmp_path / 'c' / 'numba')

@@ -3,7 +3,7 @@ loop (R/class_model_RW1972.R, calmr 0.8: per period, cues = that period's stimul
 calmr designs whose outcomes a cue -> US run does not model are computed, never all-zero without a word; counts are mandatory."""
 import json, subprocess, sys, warnings
 import numpy as np, pytest
-from pavlovattn.designs import simulate, parse_design, calmr_parameters, DesignError, PartialWarning, memory_estimate
+from pavlovattn.design.designs import simulate, parse_design, calmr_parameters, DesignError, PartialWarning, memory_estimate
 
 def calmr_rw(trials, alphas, on, off, lam):
     "calmr's RW1972: `trials` a list of trials, each a list of periods (lists of stimuli); a trial starting with '#' is a test. Returns V after the run."
@@ -56,7 +56,7 @@ def test_a_partial_run_says_so_everywhere(tmp_path):
     with pytest.warns(PartialWarning, match=r"also learns 4 stimulus-to-stimulus associations .*A->B"):
         r = simulate('10AB(US) | 1#A', dialect='calmr')
     assert r.notes and r.to_json()['notes'] == list(r.notes)
-    from pavlovattn.interop import write_results
+    from pavlovattn.apps.interop import write_results
     for layout in ('tidy', 'calmr'):
         p = write_results(r, tmp_path / f'{layout}.csv', layout=layout)
         import pandas as pd
@@ -64,7 +64,7 @@ def test_a_partial_run_says_so_everywhere(tmp_path):
     with warnings.catch_warnings():                                   # the native grammar has no stimulus-to-stimulus links: no note
         warnings.simplefilter('error'); assert not simulate('10AB+ | #A').notes
 
-def pv(*a): return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *a], capture_output=True, text=True)
+def pv(*a): return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *a], capture_output=True, text=True)
 
 def test_cli_partial_note_and_counts():
     for fmt in ('table', 'json', 'csv'):
@@ -92,7 +92,7 @@ def test_one_named_us_with_a_probe(tmp_path):   # issue 32, reproducer 1: a Type
 def test_cli_associations_flag_and_table_note(capsys):
     "`pavlovattn run --associations all` computes calmr's stimulus associations; a partial cue -> US run prints its note in the table."
     import json
-    from pavlovattn.cli import main
+    from pavlovattn.apps.cli import main
     assert main(['run', '10A(US)/10B | 1#A', '--dialect', 'calmr', '--associations', 'all', '--format', 'json']) == 0
     out = json.loads(capsys.readouterr().out)
     assert out['params']['associations'] == 'all' and 'notes' not in out
@@ -131,7 +131,7 @@ import re
 @pytest.mark.parametrize('rec', NO_US, ids=[' ; '.join(str(v) for c in r['design'] for v in r['design'][c][:1])[:40] for r in NO_US])
 def test_no_us_design_never_a_silent_zero(rec, tmp_path, capsys):
     "Each of calmr's own designs without a (US)/(US_x), run from its table by every output path: refused in one line, or a note, or non-zero strengths; all-zero only where calmr's own RW1972 is all-zero (probe trials only)."
-    from pavlovattn.cli import main
+    from pavlovattn.apps.cli import main
     cols = list(rec['design']); q = lambda v: ('TRUE' if v else 'FALSE') if isinstance(v, bool) else '"' + str(v) + '"'
     f = tmp_path / 'd.csv'
     f.write_text('\n'.join([','.join(q(c) for c in cols)] + [','.join(q(rec['design'][c][i]) for c in cols) for i in range(len(rec['design'][cols[0]]))]) + '\n')

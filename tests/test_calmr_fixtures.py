@@ -6,7 +6,7 @@ randomised (calmr 300 iterations, ours 2000 subjects) z = |difference| / sqrt(sd
 value, and 1e-12 where both sds are 0. Where calmr refuses: refused here too, or (nominal variants X_a, X_b) a note in every output."""
 import json, pathlib
 import pytest
-from pavlovattn.interop import check_calmr_fixture
+from pavlovattn.apps.interop import check_calmr_fixture
 
 FIX = json.loads((pathlib.Path(__file__).parent / 'fixtures' / 'calmr' / 'designs.json').read_text())
 

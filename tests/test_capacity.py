@@ -1,10 +1,10 @@
-"""Exhaustive checks of pavlovattn.capacity: the worst-case bound on many items, cached sequential writes vs one pass of
+"""Exhaustive checks of pavlovattn.pages.capacity: the worst-case bound on many items, cached sequential writes vs one pass of
 `recur`, nesting and monotonicity, the chunked top-1 against a plain argmax, the crossing estimator, Gaussian-key moments."""
 import math
 import pytest
 import torch
-from pavlovattn.core import recur
-from pavlovattn.capacity import (PROTOCOL, PairMemory, random_pairs, row_sum_coherence, worst_case_check, top1, capacity,
+from pavlovattn.model.core import recur
+from pavlovattn.pages.capacity import (PROTOCOL, PairMemory, random_pairs, row_sum_coherence, worst_case_check, top1, capacity,
                                  _crossing, crosstalk_error, crosstalk_moments, sphere_abs_dot, theory_nstar)
 
 def test_worst_case_bound_every_item():

@@ -2,17 +2,17 @@
 command's name and is one line with exit status 2, and what `--help` lists agrees with what the commands accept."""
 import configparser, json, pathlib, subprocess, sys, time
 import pytest
-from pavlovattn.cli import SUBCOMMANDS
+from pavlovattn.apps.cli import SUBCOMMANDS
 
 HEAVY = ('torch', 'numpy', 'pandas', 'matplotlib', 'numba')
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def pv(*args, timeout=600):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *args], capture_output=True, text=True, timeout=timeout)
 
 def loaded_after(argv):
     "Run `main(argv)` in a fresh interpreter; return (exit status, stdout, heavy modules it imported, seconds)."
-    code = ("import sys, time, json; t = time.perf_counter(); from pavlovattn.cli import main\n"
+    code = ("import sys, time, json; t = time.perf_counter(); from pavlovattn.apps.cli import main\n"
             "try: rc = main(%r)\nexcept SystemExit as e: rc = e.code\n"
             "print(json.dumps([rc, sorted(m for m in %r if m in sys.modules), time.perf_counter() - t]), file=sys.stderr)" % (argv, HEAVY))
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=120)
@@ -20,7 +20,7 @@ def loaded_after(argv):
     return rc, r.stdout, heavy, secs
 
 def test_import_loads_no_heavy_module():
-    r = subprocess.run([sys.executable, '-c', 'import sys, pavlovattn.cli; print(sorted(m for m in %r if m in sys.modules))' % (HEAVY,)],
+    r = subprocess.run([sys.executable, '-c', 'import sys, pavlovattn.apps.cli; print(sorted(m for m in %r if m in sys.modules))' % (HEAVY,)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == '[]', r.stdout + r.stderr
 
@@ -40,12 +40,12 @@ def test_version_is_the_package_version():
 
 def test_help_names_what_the_commands_accept():
     "`--help` cannot import the families (torch): the names the command line lists are the library's own lists, in full."
-    from pavlovattn.cli import _NAMES
-    from pavlovattn.core import RULES
-    from pavlovattn.designs import design_rules, KEY_CODINGS, DIALECTS
-    from pavlovattn.interop import RESULT_LAYOUTS
-    from pavlovattn.families import BUILTIN
-    from pavlovattn.sweep import BACKENDS
+    from pavlovattn.apps.cli import _NAMES
+    from pavlovattn.model.core import RULES
+    from pavlovattn.design.designs import design_rules, KEY_CODINGS, DIALECTS
+    from pavlovattn.apps.interop import RESULT_LAYOUTS
+    from pavlovattn.model.families import BUILTIN
+    from pavlovattn.base.sweep import BACKENDS
     assert _NAMES == {'rule': design_rules(), 'page rule': RULES, 'key coding': KEY_CODINGS, 'dialect': DIALECTS, 'results layout': RESULT_LAYOUTS,
                       'family': BUILTIN, 'backend': BACKENDS}
     out = ' '.join(pv('run', '--help').stdout.split())
@@ -140,7 +140,8 @@ def test_no_command_prints_a_usage_line_on_stderr_and_exits_2():
 
 def test_claims_that_cannot_run_are_reported_under_the_command(monkeypatch, capsys):
     "A claim whose code fails: the table shows it, stderr names it in one line under `pavlovattn reproduce:`, exit status 1."
-    from pavlovattn import cli, registry
+    from pavlovattn.apps import cli
+    from pavlovattn.base import registry
     rows = [dict(id='toy', claim='c', source='s', expected='e', measured='could not run: RuntimeError: x', verdict='fail', check='fail',
                  paper='no number', paper_rule='', seconds=0.0, data={'error': 'RuntimeError: x'})]
     monkeypatch.setattr(registry, 'run_claims', lambda ids, **kw: (rows, False))
@@ -155,7 +156,8 @@ EVENTS = 'cues\toutcomes\tfrequency\nA_B\tx\t5\nA\tx\t3\nB\t\t2\n'
 def _strengths(out): return {g: v['strengths'] for g, v in json.loads(out)['groups'].items()}
 
 def test_palms_and_pyndl_files_run_as_their_readers_read_them(tmp_path):
-    from pavlovattn import interop, designs
+    from pavlovattn.apps import interop
+    from pavlovattn.design import designs
     (tmp_path / 'b.rw').write_text(PALMS); (tmp_path / 'e.tsv').write_text(EVENTS)
     for flag, path, design in (('--palms', 'b.rw', interop.read_palms(str(tmp_path / 'b.rw'))),
                                ('--pyndl', 'e.tsv', interop.read_pyndl(tmp_path / 'e.tsv'))):
@@ -199,11 +201,11 @@ def test_results_file_layouts(tmp_path):
     (['run', '--palms', 'does-not-exist.rw'], 'pavlovattn run: cannot read'),
 ])
 def test_interop_flags_refuse_bad_input_in_one_line(argv, start, tmp_path):
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *argv], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *argv], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith(start) and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 def test_omega_reaches_vhw_and_is_refused_elsewhere():
-    from pavlovattn import designs
+    from pavlovattn.design import designs
     d = 'g: 10AB+ | 10A+ | #B'
     for w in (0.25, 1.0):
         r = pv('run', '--rule', 'vhw', '--omega', str(w), d, '--format', 'json')
@@ -239,7 +241,7 @@ EVENTS2 = 'cues\toutcomes\nA_B\tx\nA\tx_y\nB\t\n'                        # two o
 def test_all_outcomes_refuses_in_one_line(args, line, tmp_path):
     "`run --pyndl EVENTS --all-outcomes` (learn_pyndl: every outcome in one pass) takes pyndl's parameters only; the rest is refused, one line, exit 2."
     (tmp_path / 'e.tsv').write_text(EVENTS2)
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', *args], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr == line + '\n' and r.stdout == '', r.stderr
 
 def test_all_outcomes_rows_are_the_design_route_per_outcome(tmp_path):
@@ -259,7 +261,7 @@ def test_all_outcomes_rows_are_the_design_route_per_outcome(tmp_path):
 
 def test_all_outcomes_allow_unstable_warns_and_answers(tmp_path):
     "--allow-unstable: the unstable event named in one warning line on stderr, the weights those of learn_pyndl (to 1e-12), exit 0."
-    from pavlovattn.interop import learn_pyndl
+    from pavlovattn.apps.interop import learn_pyndl
     (tmp_path / 'e.tsv').write_text(EVENTS2)
     r = pv('run', '--pyndl', str(tmp_path / 'e.tsv'), '--all-outcomes', '--beta', '1.5', '--beta-minus', '0.5', '--allow-unstable', '--format', 'json')
     assert r.returncode == 0 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith('pavlovattn run: warning: unstable learning rate: the event on line 2'), r.stderr
@@ -269,8 +271,8 @@ def test_all_outcomes_allow_unstable_warns_and_answers(tmp_path):
 
 def test_palms_params_run_a_palms_file_with_its_own_parameters(tmp_path):
     "run --palms FILE --palms-params: the file's @ lines (beta, betan, lamda, per-cue alpha, num_trials) as PALMS runs them, equal to read_palms(params=True) + simulate; a flag the file sets is refused, not ignored; another model's file by its name."
-    from pavlovattn.interop import read_palms
-    from pavlovattn.designs import simulate
+    from pavlovattn.apps.interop import read_palms
+    from pavlovattn.design.designs import simulate
     f = pathlib.Path(__file__).parent / 'fixtures' / 'palms' / 'phase_params.rw'
     r = pv('run', '--palms', str(f), '--palms-params', '--format', 'json')
     assert r.returncode == 0, r.stderr
@@ -301,8 +303,8 @@ def test_readme_commands_name_input_files_a_clone_has():
 
 def test_tier_plans_state_only_measured_costs():
     "Issue 36 audit: --full's plan line gave the trained claims' CPU cost at the default size (1-1.5 h), which is not what --full trains; the other tiers' counts come from the registry."
-    from pavlovattn.cli import _tier_plan, _trains, TRAINED_COST
-    from pavlovattn.registry import load_claims
+    from pavlovattn.apps.cli import _tier_plan, _trains, TRAINED_COST
+    from pavlovattn.base.registry import load_claims
     claims = load_claims(); trained = [i for i in claims if _trains(claims[i])]
     full = _tier_plan(claims, list(claims), 'full')
     assert 'not measured on a CPU' in full and TRAINED_COST not in full and f'the {len(trained)} trained-model claim(s) train larger models' in full, full

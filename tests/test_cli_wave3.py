@@ -1,7 +1,7 @@
 "Issue 32 (robustness, wave 3): the command line's reproducers 5, 7, 8, 9, 11 and 13, each a test that would catch it again."
 import contextlib, io, json, os, stat, subprocess, sys, threading
 import pytest
-from pavlovattn.cli import main
+from pavlovattn.apps.cli import main
 
 def run_main(*args):
     out, err = io.StringIO(), io.StringIO()
@@ -50,7 +50,7 @@ def test_a_positive_tau_runs():
 # ---- 5: a CPU out-of-memory is the one-line message ----
 def test_torch_cpu_allocator_error_is_out_of_memory():
     import torch
-    from pavlovattn.cli import _out_of_memory
+    from pavlovattn.apps.cli import _out_of_memory
     with pytest.raises(RuntimeError) as e: torch.empty(2**44, dtype=torch.uint8)       # 16 TiB: refused by the allocator, nothing spent
     assert _out_of_memory(e.value), str(e.value)
     assert not _out_of_memory(RuntimeError('a shape mismatch'))
@@ -58,9 +58,9 @@ def test_torch_cpu_allocator_error_is_out_of_memory():
 def test_out_of_memory_under_ulimit_is_one_line():
     "The reproducer: (ulimit -v 3000000; pavlovattn run '10(c0)...(c14999)+') was a RuntimeError traceback."
     design = '10' + ''.join(f'(c{i})' for i in range(15000)) + '+'
-    code = ("import resource, sys; import torch, pavlovattn.designs, pavlovattn.interop\n"
+    code = ("import resource, sys; import torch, pavlovattn.design.designs, pavlovattn.apps.interop\n"
             "resource.setrlimit(resource.RLIMIT_AS, (3_000_000 * 1024, resource.RLIM_INFINITY))\n"
-            "from pavlovattn.cli import main; sys.exit(main(sys.argv[1:]))")
+            "from pavlovattn.apps.cli import main; sys.exit(main(sys.argv[1:]))")
     r = subprocess.run([sys.executable, '-c', code, 'run', design], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'Traceback' not in r.stderr, r.stderr[-2000:]
     assert r.stderr.startswith('pavlovattn run: ') and ('out of memory' in r.stderr or 'needs about' in r.stderr), r.stderr
@@ -75,7 +75,7 @@ def test_report_through_a_symlink_a_fifo_and_dev_stdout(tmp_path, capfd):
     assert run_main('reproduce', '--list', '--exact', '--json', str(fifo))[0] == 0
     reader.join(10); assert isinstance(strict_json(got[0]), list) and stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ['fifo', 'link.json', 'report.json']   # no temporary file left
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'reproduce', '--list', '--exact', '--json', '/dev/stdout'],
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'reproduce', '--list', '--exact', '--json', '/dev/stdout'],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and '[\n {\n  "id"' in r.stdout, r.stderr
 
@@ -95,7 +95,7 @@ def test_no_ceiling_lifts_them():
 
 def test_results_file_is_size_checked_like_csv(tmp_path, monkeypatch):
     "Reproducer 11: --results-file built the tidy table without the size check --format csv has (300 bytes a row here: 1 cue x 11 steps)."
-    from pavlovattn import designs
+    from pavlovattn.design import designs
     monkeypatch.setattr(designs, '_available_bytes', lambda device='cpu': 3000)
     refused('run', '10A+', '--results-file', str(tmp_path / 'r.csv'), has='the --results-file table of this run needs about 3.22 KiB of memory, more than the 2.93 KiB available')
     refused('run', '10A+', '--format', 'csv', has='the csv table of this run needs about 3.22 KiB')

@@ -1,7 +1,7 @@
 """Cue competition with fixed trial orders (nbs/04_cue_competition.ipynb): the page's runner and its refusals, closed forms vs the batched recurrence, the runner against the blocking closed forms and the command line."""
 import pytest
 import torch
-from pavlovattn.competition import (run_design, protocol, rw_phase, overshadowing, conditioned_inhibition, overexpectation,
+from pavlovattn.pages.competition import (run_design, protocol, rw_phase, overshadowing, conditioned_inhibition, overexpectation,
                                     superconditioning, protection_from_extinction, FAMILIES)
 
 def test_run_design_refuses_bad_trial_types():
@@ -36,8 +36,8 @@ def test_superconditioning_twice_and_protection():
 
 def test_run_design_matches_blocking_closed_form_every_family():
     "The page's runner against the blocking page's closed forms (`blocking_closed_form`), every family of the page at its protocol."
-    from pavlovattn.blocking import blocking_closed_form
-    from pavlovattn.core import family
+    from pavlovattn.pages.blocking import blocking_closed_form
+    from pavlovattn.model.core import family
     for fam in FAMILIES:
         r = run_design('blocking: 20A+ | 20AB+ | #B; control: 20C+ | 20AB+ | #B', rule=fam, **protocol(fam))
         cf = blocking_closed_form(fam, n1=20, n2=20, beta=0.1, gamma=family(fam).gamma_or_default(protocol(fam).get('gamma')))

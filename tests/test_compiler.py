@@ -4,10 +4,10 @@ stream, given orders, and the families with a history (trace, vhw) are checked a
 import math, pathlib, re
 import pytest
 import torch
-from pavlovattn.core import recur
-from pavlovattn.families import FAMILIES
-from pavlovattn.designs import parse_design, simulate, trial_orders, expected_absent, vhw_keys, calmr_parameters
-from pavlovattn import competition, dissociation
+from pavlovattn.model.core import recur
+from pavlovattn.model.families import FAMILIES
+from pavlovattn.design.designs import parse_design, simulate, trial_orders, expected_absent, vhw_keys, calmr_parameters
+from pavlovattn.pages import competition, dissociation
 
 # --- oracle 1: the cue-competition page's former runner (its own reader, sequences and recur call) -------------------------
 

@@ -5,7 +5,7 @@ alpha of the stimulus times the US's beta on/off), on calmr's example designs (`
 import math, re
 import pytest
 import torch
-from pavlovattn.designs import parse_design, simulate, calmr_parameters, DesignError, _orders
+from pavlovattn.design.designs import parse_design, simulate, calmr_parameters, DesignError, _orders
 
 # calmr's own example designs: get_design() (blocking, relative_validity, controlled_blocking) and its vignettes
 CALMR_DESIGNS = {
@@ -216,13 +216,13 @@ def test_phase_settings_refused_with_position(bad, msg):
     assert msg in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
 
 def test_phase_settings_have_no_calmr_spelling_and_no_blocks(tmp_path):
-    from pavlovattn.interop import write_calmr, write_pyndl
+    from pavlovattn.apps.interop import write_calmr, write_pyndl
     for s in ('lam=0.5/10A+', '10A++'):
         with pytest.raises(ValueError, match='calmr has no spelling of them'): write_calmr(s, tmp_path / 'x.csv')
         with pytest.raises(ValueError, match='pyndl has one lambda and one beta pair per file'): write_pyndl(s, tmp_path / 'e.tab')
     with pytest.raises(DesignError): parse_design('10A++', dialect='calmr')
     with pytest.raises(DesignError): parse_design('g: lam=0.5/10A(US)', dialect='calmr')
-    from pavlovattn.designs import design_blocks
+    from pavlovattn.design.designs import design_blocks
     with pytest.raises(ValueError, match='sets its own lam or rate'): design_blocks('lam=0.5/10A+ | #A')
     with pytest.raises(ValueError, match='sets its own lam or rate'): design_blocks('10A++ | #A')
 
@@ -234,9 +234,9 @@ def test_phase_beta_counts_in_the_stability_check():
 @pytest.mark.parametrize('design', ['lam=0.5/6A+ | #A', 'beta=0.2/6A+ | #A', '6A++ | #A', '2{A 0-3, US 5} | #A', '6A(US_a)/6B(US_b) | #A'])
 def test_compilers_of_plain_trials_refuse_what_they_do_not_model(design):
     "Never a silent answer: the trained-model and text-probe compilers (one US, one step a trial, one rate) refuse a phase's own lam/beta, ++, timed trials and named USs in one line, where they used to drop them; design_blocks refuses the phase settings too."
-    from pavlovattn.probes import compile_design
-    from pavlovattn.pretrained import _steps
-    from pavlovattn.designs import design_blocks
+    from pavlovattn.apps.probes import compile_design
+    from pavlovattn.apps.pretrained import _steps
+    from pavlovattn.design.designs import design_blocks
     d = parse_design('6A(US_a)/6B(US_b) | 1#A', 'calmr') if 'US_' in design else design
     for f in (compile_design, _steps):
         with pytest.raises(ValueError, match='several|sets its own|timed') as e: f(d)

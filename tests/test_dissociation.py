@@ -1,12 +1,12 @@
 """The dissociation table (nbs/04b_dissociation.ipynb): a row, the tested set fixed before measuring, the rows gated-delta misses, and the command line against the cue-competition page's runner on the table's designs."""
 import math
 import pytest
-from pavlovattn.competition import run_design, protocol, FAMILIES
-from pavlovattn.dissociation import dissociation_row
+from pavlovattn.pages.competition import run_design, protocol, FAMILIES
+from pavlovattn.pages.dissociation import dissociation_row
 
 def _cli_json(*args):
     import contextlib, io, json
-    from pavlovattn.cli import main
+    from pavlovattn.apps.cli import main
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf): rc = main(['run', *args, '--format', 'json'])
     assert rc == 0
@@ -14,7 +14,7 @@ def _cli_json(*args):
 
 def test_cli_equals_run_design_fixed_orders():
     "`pavlovattn run` and the page's runner give the same probe means to round-off on designs with fixed orders."
-    from pavlovattn.dissociation import PHENOMENA
+    from pavlovattn.pages.dissociation import PHENOMENA
     for name in ('blocking', 'overshadowing'):
         design = PHENOMENA[name].design
         js, mine = _cli_json(design, '--rule', 'delta'), run_design(design)
@@ -28,9 +28,9 @@ def test_dissociation_blocking_row():
 
 def test_tested_set_is_the_one_fixed_before_measuring():
     "delta and gated-delta (and the contiguity families) are tested; the second criterion is a separate claim, not a replacement."
-    from pavlovattn.competition import PROTOCOL_GAMMA
-    from pavlovattn.dissociation import TESTED, ci_above_zero
-    from pavlovattn.registry import load_claims
+    from pavlovattn.pages.competition import PROTOCOL_GAMMA
+    from pavlovattn.pages.dissociation import TESTED, ci_above_zero
+    from pavlovattn.base.registry import load_claims
     assert set(TESTED) == {'hebbian', 'decay', 'delta', 'gated-delta'} and PROTOCOL_GAMMA == {'gated-delta': 0.95} and protocol('decay') == {}
     c = load_claims()
     assert 'cue-competition-dissociation' in c and 'cue-competition-ci-above-zero' in c
@@ -39,7 +39,7 @@ def test_tested_set_is_the_one_fixed_before_measuring():
 
 def test_gated_delta_misses_fail_their_rows():
     "Retardation: gated-delta's effect is real (CI above 0) but below 0.05 lambda, so the row's check fails."
-    from pavlovattn.registry import run_claims
+    from pavlovattn.base.registry import run_claims
     (r,), _ = run_claims(['dissociation-retardation'], progress=False)
     assert r['check'] == 'fail' and 'gated-delta' in r['measured']
     g = r['data']['gated-delta']
@@ -49,7 +49,7 @@ def test_gated_delta_misses_fail_their_rows():
                                          ('relative validity (beta- = beta+/2)', ('--beta-minus', '0.05'))])
 def test_cli_agrees_with_run_design_randomised(name, extra):
     "With randomised phases the command line (counter-based orders) and the page's runner (`rng='torch'`) draw different subjects: their means agree within 4 standard errors (1,000 subjects each); a group without a randomised phase agrees exactly."
-    from pavlovattn.dissociation import PHENOMENA
+    from pavlovattn.pages.dissociation import PHENOMENA
     design, n = PHENOMENA[name].design, 1000
     js = _cli_json(design, '--rule', 'delta', '--subjects', str(n), *extra)
     mine = run_design(design, subjects=n, **({'beta_minus': 0.05} if extra else {}))

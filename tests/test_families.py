@@ -1,7 +1,7 @@
 "Every fixed-state family: chunked = sequential (float64 1e-10, float32 1e-5 relative RMS), gradients, fast forgetting, edge lengths."
 import math, pytest, torch
-from pavlovattn.families import FAMILIES, forward, chunked, sequential, check_params, family
-from pavlovattn.core import recur, probe_readouts
+from pavlovattn.model.families import FAMILIES, forward, chunked, sequential, check_params, family
+from pavlovattn.model.core import recur, probe_readouts
 
 FIXED = [f for f in FAMILIES.values() if not f.exemplar]
 
@@ -92,7 +92,7 @@ def test_parameters_a_family_lacks_are_refused():
     with pytest.raises(ValueError, match='has no tau'): recur(k, v, rule='delta', tau=2.0)
     with pytest.raises(ValueError, match='no separate write keys'): recur(k, v, rule='delta', kw=k)
 
-from pavlovattn.families import kernel_available, fla_kernel, fla_call, fla_references
+from pavlovattn.model.families import kernel_available, fla_kernel, fla_call, fla_references
 _why = kernel_available('cuda')
 
 @pytest.mark.skipif(_why is not None, reason=f"fla kernel check skipped: {_why}")
@@ -144,7 +144,7 @@ def test_outputs_only_equal_the_full_read(fam):
 
 def test_choose_algorithm_policy():
     "`algorithm='auto'`: the loop for short or narrow sequences, the chunked form for long wide ones or a gradient, and the loop for per-channel gates without a gradient at 16+ sequences (the families page's speed table)."
-    from pavlovattn.core import choose_algorithm
+    from pavlovattn.model.core import choose_algorithm
     F = FAMILIES
     assert choose_algorithm(F['delta'], 64, 64, False) == 'sequential'            # short
     assert choose_algorithm(F['delta'], 1024, 3, False) == 'sequential'           # narrow keys, no gradient
@@ -206,7 +206,7 @@ def test_chunked_segments_equal_sequential(fam):
 
 def chunked_fam(fam, q, k, v, b, g, S0, kw, P, seg):
     "forward(fam, ..., algorithm='chunked') with the segment length forced (forward itself never passes one)."
-    import pavlovattn.families as F
+    import pavlovattn.model.families as F
     orig = F.chunked                                                    # the registry finds its functions by name
     F.chunked = lambda *a, **o: orig(*a, **{**o, 'seg': seg})      # forward passes no segment length: force one
     try: return forward(fam, q, k, v, b, g, S0, kw, P, algorithm='chunked', chunk=8)
@@ -254,7 +254,7 @@ def test_one_sequence_equals_its_batch(fam):
 
 def test_threads_block_restores_the_count():
     "`_threads(n)` (the loops of small products, blocking grids and training use it) sets torch's thread count for a block and restores it, also after an error; `None` leaves it alone."
-    from pavlovattn.families import _threads
+    from pavlovattn.model.families import _threads
     before = torch.get_num_threads()
     with pytest.raises(RuntimeError):
         with _threads(1):
@@ -280,7 +280,7 @@ def test_reference_loop_is_the_oracle_of_every_fast_form(name, alg):
 # --- recur(algorithm='auto') on short sequences that need a gradient (issue 29) ---
 def test_auto_short_gradient_policy():
     "With a gradient on the CPU and d_k >= 16 the chunked form from T = 16 (8 at 16+ sequences; 96 with per-channel gates below 16 sequences); no gradient or narrow keys: the loop, as before."
-    from pavlovattn.core import choose_algorithm
+    from pavlovattn.model.core import choose_algorithm
     F = FAMILIES
     assert choose_algorithm(F['delta'], 64, 64, True, batch=256) == 'chunked'           # the reported case: B 64 x 4 heads, T 64
     assert [choose_algorithm(F['delta'], T, 16, True, batch=1) for T in (8, 15, 16)] == ['sequential', 'sequential', 'chunked']
@@ -293,7 +293,7 @@ def test_auto_short_gradient_policy():
 @pytest.mark.parametrize('rule', ['delta', 'gated-delta', 'gla', 'trace'])
 def test_auto_gives_the_numbers_of_the_algorithm_it_chooses(rule):
     "Where auto's choice changes (short sequences with and without a gradient), its outputs and gradients are those of the explicit algorithm, bit for bit."
-    from pavlovattn.core import choose_algorithm
+    from pavlovattn.model.core import choose_algorithm
     fam, seen = FAMILIES[rule], set()
     for B, T in ((1, 8), (1, 20), (8, 12), (8, 70)):
         q, k, v, b, g, S0, kw, _ = inputs(fam, B=B, T=T, H=2, dk=16, dv=4, seed=T)

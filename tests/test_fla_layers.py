@@ -22,8 +22,8 @@ differ by 0.08-0.19, and without the mask in ours by 0.7-0.96, so the comparison
 import importlib, math
 import pytest, torch
 import torch.nn.functional as F
-from pavlovattn.layers import AttentionMixer
-from pavlovattn.families import fla_references
+from pavlovattn.model.layers import AttentionMixer
+from pavlovattn.model.families import fla_references
 
 def _fla_layers():
     try: return importlib.import_module('fla.layers')
@@ -192,7 +192,7 @@ def test_fla_layer_config_builds_our_layer(fla_on_cpu):
                                     (dict(rule='hebbian', qk_norm=False, use_beta=False, conv_size=0), 'linear_attn')])
 def test_fla_classes_take_to_fla_kwargs(kw, mt):
     "fla's own layer class accepts `to_fla_kwargs()` as it is (no extra keyword), builds the same sizes, and reads back as the same layer."
-    from pavlovattn.layers import FLA_LAYER_ARGS
+    from pavlovattn.model.layers import FLA_LAYER_ARGS
     m = AttentionMixer(D, H, scale=None, norm_eps=1e-5, **kw)
     f = getattr(L, FLA_LAYER_ARGS[mt][0])(**m.to_fla_kwargs())
     assert (f.num_heads, f.head_k_dim, f.head_v_dim) == (m.H, m.dk, m.dv)
@@ -224,7 +224,7 @@ def test_an_fla_layer_s_norm_epsilon_is_read_from_its_norm():
 def test_the_fla_defaults_written_here_are_fla_s():
     "FLA_LAYER_DEFAULTS and FLA_LAYER_SETTINGS state fla's layer defaults by hand: each one that is an argument of fla's layer class equals the default in its signature (fla 0.6.0)."
     import inspect
-    from pavlovattn.layers import FLA_LAYER_ARGS, FLA_LAYER_DEFAULTS, FLA_LAYER_SETTINGS
+    from pavlovattn.model.layers import FLA_LAYER_ARGS, FLA_LAYER_DEFAULTS, FLA_LAYER_SETTINGS
     ours = {'use_gate': 'use_output_gate'}                                  # GLA's name for the output gate
     checked = 0
     for mt, (cls, _, _) in FLA_LAYER_ARGS.items():

@@ -6,8 +6,8 @@ statuses (0 or 2 with one line on stderr, never a traceback). The budget here is
 import contextlib, io, math, os, re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
-from pavlovattn.designs import parse_design, DesignError, MAX_COUNT
-from pavlovattn.core import RULES
+from pavlovattn.design.designs import parse_design, DesignError, MAX_COUNT
+from pavlovattn.model.core import RULES
 
 FIXED = not os.environ.get('FUZZ_RANDOM')       # `make test`: the same examples every run; the long run draws new ones
 FAST = settings(max_examples=int(os.environ.get('FUZZ_EXAMPLES', 150)), deadline=None, derandomize=FIXED, database=None,
@@ -152,7 +152,7 @@ argv = st.builds(lambda d, *opts: ['run', d] + [x for o in opts for x in o], sma
                  st.sampled_from([[], ['--normalize'], ['--miniblocks'], ['--normalize', '--miniblocks']]))
 
 def run_main(args):
-    from pavlovattn.cli import main
+    from pavlovattn.apps.cli import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): rc = main(args)   # an exception here is a traceback
     return rc, out.getvalue(), err.getvalue()
@@ -170,8 +170,8 @@ def test_cli_exits_0_or_2_never_a_traceback(args):
     check_cli(args)
 
 # ---- recur's refusals: any shape, dtype, container or parameter either runs (finite results) or is refused with one line ----
-from pavlovattn.core import recur
-from pavlovattn.families import FAMILIES
+from pavlovattn.model.core import recur
+from pavlovattn.model.families import FAMILIES
 
 @st.composite
 def recur_call(draw):

@@ -11,9 +11,10 @@ refusal (a traceback), on running past `CASE_SECONDS` (a hang), on raising this 
 as something else, a design that parses to another design when printed and read back)."""
 import contextlib, gzip, io, json, os, pickle, random, resource, signal, string, time
 import pytest, torch
-from pavlovattn.designs import parse_design, DesignError, simulate
-from pavlovattn import interop, cache
-from pavlovattn.cli import main
+from pavlovattn.design.designs import parse_design, DesignError, simulate
+from pavlovattn.apps import interop
+from pavlovattn.base import cache
+from pavlovattn.apps.cli import main
 
 SECONDS = float(os.environ.get('PAVLOVATTN_FUZZ_SECONDS', 2))
 SEED = int(os.environ.get('PAVLOVATTN_FUZZ_SEED', 32))
@@ -215,14 +216,14 @@ def test_json_cache_entries_damaged(tmp_path, capsys):
 
 @pytest.fixture(scope='module')
 def checkpoints(tmp_path_factory):
-    from pavlovattn.models import TrainConfig, train, save_checkpoint
+    from pavlovattn.apps.models import TrainConfig, train, save_checkpoint
     d = tmp_path_factory.mktemp('ck')
     cfgs = [TrainConfig(steps=2, d_model=16, n_layers=1, eval_every=2, eval_batch=8, batch=4, seed=s) for s in (0, 1)]
     paths = [save_checkpoint(train(c, progress=False)[0], c, dict(final_metric=0.0), d / f'{c.key()}.pt') for c in cfgs]
     return cfgs, [p.read_bytes() for p in paths], d
 
 def test_checkpoints_damaged(checkpoints):
-    from pavlovattn.models import load_checkpoint
+    from pavlovattn.apps.models import load_checkpoint
     cfgs, (data, other), d = checkpoints
     ref = {k: v.clone() for k, v in load_checkpoint(d / f'{cfgs[0].key()}.pt', cfg=cfgs[0])[0].state_dict().items()}
     marker = str(d / 'ran'); p = d / 'case.pt'
@@ -240,7 +241,7 @@ POSITIONAL = {'run': ['10A+ | #A'], 'battery': ['delta'], 'sweep': ['grid.yaml']
 
 def numeric_flags():
     import argparse
-    from pavlovattn.cli import SUBCOMMANDS
+    from pavlovattn.apps.cli import SUBCOMMANDS
     for name, (_, add, _) in SUBCOMMANDS.items():
         p = argparse.ArgumentParser(); add(p)
         for a in p._actions:
@@ -261,7 +262,7 @@ LONG = SECONDS > 2
 @pytest.mark.skipif(not LONG, reason='every flag of every command: PAVLOVATTN_FUZZ_SECONDS > 2 (about 10 min on a loaded 2-core machine)')
 def test_every_flag_refuses_an_empty_or_nul_value():
     import argparse
-    from pavlovattn.cli import SUBCOMMANDS
+    from pavlovattn.apps.cli import SUBCOMMANDS
     for name, (_, add, _) in SUBCOMMANDS.items():
         p = argparse.ArgumentParser(); add(p)
         for a in p._actions:

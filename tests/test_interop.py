@@ -2,8 +2,8 @@
 `pavlovattn run --calmr FILE.csv`."""
 import json, re, subprocess, sys
 import pytest
-from pavlovattn.designs import parse_design, simulate, calmr_parameters, DesignError
-from pavlovattn.interop import read_calmr, write_calmr
+from pavlovattn.design.designs import parse_design, simulate, calmr_parameters, DesignError
+from pavlovattn.apps.interop import read_calmr, write_calmr
 
 # calmr's get_design() tables, as R's write.csv(df) writes them (row names on) and with row.names = FALSE
 BLOCKING_R = '"","Group","P1","P2"\n"1","Blocking","10N>(US)","10NL>(US)/10#L"\n"2","Control","","10NL>(US)/10#L"\n'
@@ -66,7 +66,7 @@ def test_bad_tables_are_one_line(tmp_path, text, msg):
     assert msg in str(e.value) and len(str(e.value).splitlines()) == 1
 
 def pv(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=300)
 
 def test_cli_calmr_table(tmp_path):
     (tmp_path / 'b.csv').write_text(BLOCKING_R)
@@ -96,7 +96,7 @@ def test_cli_dialect_orders():
     assert abs(b['groups']['group']['strengths']['A'] - 0.15811487325620838) < 1e-12
 
 def test_tidy_long_table(tmp_path):
-    from pavlovattn.interop import tidy, write_tidy, TIDY_COLUMNS
+    from pavlovattn.apps.interop import tidy, write_tidy, TIDY_COLUMNS
     import pandas as pd
     res = simulate('exp: 10A+ | !5AB+/5B- | #B ; ctrl: 10C+ | #B', subjects=3, seed=2)
     long = tidy(res)
@@ -113,7 +113,7 @@ def test_tidy_long_table(tmp_path):
 
 def test_periods_are_labelled_by_their_whole_trial(tmp_path):
     "Issue 36: calmr's `N>(US)` came out as trial types `N+` and `(US)`. Each step of a trial with periods (or of a timed trial) is labelled by the whole trial, with its period; where subjects differ: '*' and <NA>, checked against every subject's own order."
-    from pavlovattn.interop import tidy, write_tidy, TIDY_COLUMNS
+    from pavlovattn.apps.interop import tidy, write_tidy, TIDY_COLUMNS
     import pandas as pd
     t = simulate('g: 2N>(US)/2N', dialect='calmr').table
     assert t.trial_type.tolist() == ['N>(US)', 'N>(US)', 'N-'] * 2 and t.period.tolist() == [1, 2, 1] * 2 and t.trial.tolist() == list(range(1, 7))
@@ -137,7 +137,7 @@ def test_periods_are_labelled_by_their_whole_trial(tmp_path):
 import gzip
 import numpy as np
 import pandas as pd
-from pavlovattn.interop import (read_palms, write_palms, read_pyndl, read_pyndl_events, write_pyndl, calmr_results,
+from pavlovattn.apps.interop import (read_palms, write_palms, read_pyndl, read_pyndl_events, write_pyndl, calmr_results,
                                 write_results, tidy, CALMR_RESULT_COLUMNS, PALMS_DEFAULTS)
 
 # the design lines of three experiments PALMS ships (Experiments/*.rw at cal-r/PALMS-Simulator b84c565)
@@ -474,7 +474,7 @@ def test_write_results_parquet(tmp_path):
 
 @pytest.mark.parametrize('s', ['g: 10A(US_a)/10B(US_b) | 1#A', 'g: 10A>B(US_a) | 5(US_b)/2AB', 'g: 4AB(US_a)(US_b) | 1#A ; h: 4A(US_b) | 1#A'])
 def test_calmr_writer_keeps_named_uss(tmp_path, s):
-    from pavlovattn.designs import parse_design
+    from pavlovattn.design.designs import parse_design
     d = parse_design(s, 'calmr'); p = tmp_path / 'd.csv'
     write_calmr(d, p)
     assert 'US_' in p.read_text() and str(read_calmr(p)) == str(d)

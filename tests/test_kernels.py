@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 import torch
-from pavlovattn import kernels
-from pavlovattn.core import recur, summarize, SCALAR_GATE_RULES, RULES, FAMILIES, UnstableRateError
-from pavlovattn.designs import simulate
+from pavlovattn.model import kernels
+from pavlovattn.model.core import recur, summarize, SCALAR_GATE_RULES, RULES, FAMILIES, UnstableRateError
+from pavlovattn.design.designs import simulate
 
 needs_numba = pytest.mark.skipif(not kernels.available(), reason='numba is not installed')
 
@@ -142,7 +142,7 @@ def test_per_subject_strengths_match_the_summary(rule):
 @pytest.mark.parametrize('algorithm', ['sequential', 'numba'])
 def test_summary_overflow_is_refused_not_propagated(algorithm):
     if algorithm == 'numba' and not kernels.available(): pytest.skip('numba is not installed')
-    from pavlovattn.core import NonFiniteError
+    from pavlovattn.model.core import NonFiniteError
     K = torch.full((2, 1, 3), 1e150, dtype=torch.float64); V = torch.full((2, 1, 1), 1e200, dtype=torch.float64)
     ix = torch.randint(0, 2, (4, 30))
     with pytest.raises(NonFiniteError, match='hebbian recurrence produced NaN or inf'):
@@ -168,7 +168,7 @@ def test_summary_is_bit_identical_for_any_number_of_threads():
 @needs_numba
 def test_numba_num_threads_does_not_change_the_last_bit():
     import json, os, subprocess, sys
-    code = ("import json; from pavlovattn.designs import simulate; r = simulate('a: !40A+/40AB-/20#B | !30B- ; b: !25A+/25C+', rule='delta', "
+    code = ("import json; from pavlovattn.design.designs import simulate; r = simulate('a: !40A+/40AB-/20#B | !30B- ; b: !25A+/25C+', rule='delta', "
             "beta=0.2, subjects=20000, seed=3, algorithm='numba'); print(json.dumps({g: [x['mean'].tolist(), x['sd'].tolist()] for g, x in r.runs.items()}))")
     out = [subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, env=dict(os.environ, NUMBA_NUM_THREADS=str(n)))
            for n in (1, 2)]
@@ -186,10 +186,10 @@ def test_orders_are_keyed_by_the_group_name():
 @pytest.mark.parametrize('rule', RULES)
 def test_blocks_of_subjects_merge_to_the_same_summary(rule, monkeypatch):
     "Subjects simulated block by block (bounded memory): the merged mean and sd equal the per-subject strengths' mean and sd."
-    from pavlovattn import designs
+    from pavlovattn.design import designs; from pavlovattn.base import machine
     kw = dict(rule=rule, beta=0.2, subjects=300, seed=2, per_subject=True)
     one = simulate(DESIGNS[0], **kw)
-    monkeypatch.setattr(designs, 'BLOCK_BYTES', 20_000)                  # many blocks
+    monkeypatch.setattr(machine, 'BLOCK_BYTES', 20_000)                  # many blocks
     many = simulate(DESIGNS[0], **kw)
     assert len(designs._blocks(300, designs._subject_bytes(31, 4, 8, 4, True, True))) > 5
     for g, x in many.runs.items():
@@ -201,13 +201,13 @@ def test_blocks_of_subjects_merge_to_the_same_summary(rule, monkeypatch):
     assert many.table.drop(columns=['mean', 'sd']).equals(one.table.drop(columns=['mean', 'sd']))
 
 def test_identical_subjects_in_many_blocks_have_sd_exactly_zero(monkeypatch):
-    from pavlovattn import designs
-    monkeypatch.setattr(designs, 'BLOCK_BYTES', 5_000)
+    from pavlovattn.design import designs; from pavlovattn.base import machine
+    monkeypatch.setattr(machine, 'BLOCK_BYTES', 5_000)
     r = simulate('10A+ | 5AB- | #B', subjects=100, beta=0.3)
     assert all(float(x['sd'].abs().max()) == 0 and float(x['probe_sd'].abs().max()) == 0 for x in r.runs.values())
 
 def test_simulate_integers_and_sizes():
-    from pavlovattn.designs import SizeError
+    from pavlovattn.design.designs import SizeError
     assert simulate('10A+', subjects=np.int64(5), seed=np.int32(2), dk=np.int64(3)).params['subjects'] == 5
     for bad, msg in ((dict(seed=1.7), 'seed must be an integer; got 1.7'), (dict(subjects=True), 'subjects must be a positive integer'),
                      (dict(subjects=2.0), 'subjects must be a positive integer'), (dict(dk=2.5), 'dk must be an integer')):
@@ -219,7 +219,7 @@ def test_simulate_integers_and_sizes():
 
 def test_torch_batch_reductions_within_the_documented_bound_across_threads():
     "The tensor loop's summaries reduce over subjects with torch: across torch thread counts they agree within n * 2^-53 of the largest value (the designs page's bound; bit-identical on the machines we tried)."
-    from pavlovattn.core import batch_mean_sd
+    from pavlovattn.model.core import batch_mean_sd
     x = torch.randn(200_000, 40, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     old, res = torch.get_num_threads(), []
     try:

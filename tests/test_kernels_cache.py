@@ -3,7 +3,7 @@ import glob, os, shutil, subprocess, sys
 import pytest
 pytest.importorskip('numba')
 
-RUN = ("import numpy as np; from pavlovattn.kernels import shuffle_rows, stream_keys\n"
+RUN = ("import numpy as np; from pavlovattn.model.kernels import shuffle_rows, stream_keys\n"
        "print(int(shuffle_rows(np.arange(9, dtype=np.int16), stream_keys(3, (1,), 11), engine='numba').sum(axis=0)[0]))")
 
 def run(cache):

@@ -1,8 +1,8 @@
 "AttentionMixer: every family trains; a tiny model learns in-context associative recall on CPU."
 import pytest, torch
 from torch import nn
-from pavlovattn.layers import AttentionMixer
-from pavlovattn.families import FAMILIES
+from pavlovattn.model.layers import AttentionMixer
+from pavlovattn.model.families import FAMILIES
 
 class Tiny(nn.Module):
     "Embedding, two pre-norm blocks (mixer + MLP), output head."
@@ -81,7 +81,7 @@ def test_layer_makes_gamma_as_the_spec_says(rule):
 
 def test_unknown_layer_gamma_is_refused():
     import dataclasses
-    from pavlovattn import layers
+    from pavlovattn.model import layers
     bad = dataclasses.replace(FAMILIES['gated-delta'], layer_gamma='per-token')
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(layers, 'family', lambda rule: bad)
@@ -102,7 +102,7 @@ def test_mixer_on_cuda_equals_cpu(rule):
         assert (p.grad - pd.grad.cpu()).abs().max() <= 1e-8 * max(1.0, float(p.grad.abs().max())), (rule, n)
 
 # --- continuing, padding, packing, generation, fla and Zoology construction (issue 29) ---
-from pavlovattn.layers import MixerState, mask_lengths, unpack_sequences
+from pavlovattn.model.layers import MixerState, mask_lengths, unpack_sequences
 
 def _mixer(rule, dtype=torch.float64, **kw):
     torch.manual_seed(0); return AttentionMixer(16, 2, rule, **kw).to(dtype)
@@ -279,7 +279,7 @@ FLA_STYLE = dict(scale=None, norm_eps=1e-5)   # fla's query scale and norm epsil
                                     (dict(rule='hebbian', qk_norm=False, use_beta=False, conv_size=0), 'linear_attn')])
 def test_fla_config_moves_both_ways(kw, mt):
     "`to_fla_kwargs` writes only the names of fla's layer class for the family; `from_fla_config` rebuilds the same layer: same sizes, same state-dict keys, the same outputs from the same weights."
-    from pavlovattn.layers import FLA_LAYER_ARGS
+    from pavlovattn.model.layers import FLA_LAYER_ARGS
     torch.manual_seed(0); m = AttentionMixer(32, 2, **kw, **FLA_STYLE)
     out = m.to_fla_kwargs(); assert set(out) <= set(FLA_LAYER_ARGS[mt][1]) and out == m.to_fla_kwargs(mt)
     back = AttentionMixer.from_fla_config(out, model_type=mt)
@@ -501,7 +501,7 @@ def test_from_fla_config_takes_fla_layer_defaults_where_a_config_is_silent():
 def test_layer_equals_its_definition_written_out(rule):
     "float64, no convolution, output gate on, scale 0.7: the projections, the spec's key map (positive keys, or q, k and a write key L2-normalised), the rate, γ as the spec says, the family's reference recurrence, torch's RMSNorm, the SiLU gate and the output projection, written out with torch's own functions, give the layer's output to 1e-12."
     import torch.nn.functional as F
-    from pavlovattn.core import recur
+    from pavlovattn.model.core import recur
     fam = FAMILIES[rule]; m = _mixer(rule, conv_size=0, use_gate=True, scale=0.7)
     x = torch.randn(2, 9, 16, dtype=torch.float64, generator=torch.Generator().manual_seed(12))
     B, T, H, dk, dv = 2, 9, m.H, m.dk, m.dv; h = lambda t, d: t.reshape(B, T, H, d)

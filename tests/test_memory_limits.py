@@ -7,15 +7,15 @@ size and the limit, before it allocates (the child's memory stays under the limi
 `available_bytes` gives here), so it is the limit that refuses them. No mocks: the kernel enforces the limit."""
 import json, subprocess, sys, textwrap
 import pytest, torch
-from pavlovattn.core import available_bytes, check_memory, SizeError, CHECK_FROM_BYTES
+from pavlovattn.model.core import available_bytes, check_memory, SizeError, CHECK_FROM_BYTES
 
 CHILD = textwrap.dedent('''
     import json, resource, sys, traceback
     import numpy as np, torch
-    from pavlovattn import core
-    from pavlovattn.core import recur, probe_readouts, summarize, one_key_trials, acquisition_curve, available_bytes, SizeError
-    from pavlovattn.layers import AttentionMixer
-    from pavlovattn.designs import simulate
+    from pavlovattn.model import core
+    from pavlovattn.model.core import recur, probe_readouts, summarize, one_key_trials, acquisition_curve, available_bytes, SizeError
+    from pavlovattn.model.layers import AttentionMixer
+    from pavlovattn.design.designs import simulate
     def vm(): return next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmSize:'))
     z = torch.zeros(1, dtype=torch.float64)
     big = z.reshape(1, 1, 1, 1).expand(2000, 100_000, 1, 1)                       # views: nothing allocated yet
@@ -28,7 +28,7 @@ CHILD = textwrap.dedent('''
                  summarize=lambda: summarize(torch.ones(2, 1, 1, dtype=torch.float64), torch.ones(2, 1, 1, dtype=torch.float64), idx),
                  one_key_trials=lambda: one_key_trials(200_000_000), acquisition_curve=lambda: acquisition_curve('delta', n),
                  mixer=lambda: mixer(x), simulate=lambda: simulate('100A+', subjects=3_000_000, per_subject=True))
-    from pavlovattn.interop import read_palms, read_calmr                          # reproducer 2: files whose trial types are all distinct
+    from pavlovattn.apps.interop import read_palms, read_calmr                          # reproducer 2: files whose trial types are all distinct
     open('big.rw', 'w').write('G|' + '/'.join(f'1A^{i}+' for i in range(6000)) + '\\n')
     open('big.csv', 'w').write('Group,P1\\nG,"' + '/'.join(f'1(c{i})(US)' for i in range(6000)) + '"\\n')
     cases.update(palms_phase=lambda: simulate(read_palms('big.rw')), calmr_cell=lambda: simulate(read_calmr('big.csv')),
@@ -80,8 +80,8 @@ def test_repeated_phases_run_under_the_limit(child):
 def test_softmax_work_quadratic_in_steps_is_refused_before_it_runs(monkeypatch):
     "Issue 32, reproducer 5's last case: softmax at T = 2e5 ran past 60 s (its memory is bounded, its work is T²). Refused at once, in one line; the limit can be raised."
     import time
-    from pavlovattn import core
-    from pavlovattn.core import recur
+    from pavlovattn.model import core
+    from pavlovattn.model.core import recur
     k = torch.zeros(1, 1, 1, 8, dtype=torch.float64).expand(1, 200_000, 1, 8); v = torch.zeros(1, 1, 1, 1, dtype=torch.float64).expand(1, 200_000, 1, 1)
     t = time.perf_counter()
     with pytest.raises(SizeError, match=r'8\.0e\+10 query-key similarities') as e: recur(k, v, rule='softmax')

@@ -1,10 +1,10 @@
 "Trained models: tasks, the model, the training loop (tiny, CPU), checkpoints and the cache."
 import json, math
 import pytest, torch
-from pavlovattn.models import (token_recall, TokenTask, VectorTask, AssocLM, loss_and_metric, TrainConfig, train, get_model,
+from pavlovattn.apps.models import (token_recall, TokenTask, VectorTask, AssocLM, loss_and_metric, TrainConfig, train, get_model,
                                save_checkpoint, load_checkpoint, checkpoint_path, lr_sweep, TASKS)
-from pavlovattn.cache import root
-from pavlovattn.families import FAMILIES
+from pavlovattn.base.cache import root
+from pavlovattn.model.families import FAMILIES
 
 def test_mqar_every_key_once_and_targets_are_values():
     b = token_recall(64, vocab=64, seq_len=40, pairs=(8, 8), gen=torch.Generator().manual_seed(0))
@@ -113,7 +113,7 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
     ck = torch.load(io.BytesIO(good), weights_only=True)
     def saved(**change):
         buf = io.BytesIO(); torch.save({**ck, **change}, buf); return buf.getvalue()
-    from pavlovattn.models import _ck_digest
+    from pavlovattn.apps.models import _ck_digest
     resealed = lambda **change: saved(**change, sha256=_ck_digest({**ck, **change}))   # changed, and its hash made to match
     big = max(ck['state'].values(), key=lambda t: t.numel()).contiguous().view(-1).view(torch.uint8).numpy().tobytes()
     at = good.find(big); assert at > 0
@@ -141,7 +141,7 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
 # Reproducer 4: the JSON sweep cache is written atomically and checked when read; a bad entry is rebuilt with one line.
 def test_damaged_sweep_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
-    from pavlovattn.cache import code_version, sealed as _sealed
+    from pavlovattn.base.cache import code_version, sealed as _sealed
     sealed = lambda o: _sealed(o, code_version('lr-sweep')); CODE_VERSION = code_version('lr-sweep')
     cfg = TrainConfig(**TINY); kw = dict(lrs=(1e-3, 1e-2), steps=2)
     sw = lr_sweep(cfg, **kw); (path,) = root('lr-sweeps').glob('*.json')
@@ -163,7 +163,7 @@ def test_damaged_sweep_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
 def test_generate_equals_rerunning_the_prefix(rule):
     "Greedy generation through each mixer's recurrent step gives the tokens that re-running the whole prefix gives, for every family."
     import torch
-    from pavlovattn.models import AssocLM, TokenTask
+    from pavlovattn.apps.models import AssocLM, TokenTask
     m = AssocLM(TokenTask(vocab=32, seq_len=24, pairs=(4, 6)), rule, d_model=16).eval()
     x = torch.randint(0, 32, (3, 6), generator=torch.Generator().manual_seed(1))
     y, ref = m.generate(x, 6), x
@@ -176,7 +176,7 @@ def test_generate_equals_rerunning_the_prefix(rule):
 def test_seeded_sampling_equals_rerunning_the_prefix(rule):
     "Sampling at a temperature with a seeded generator (float64) gives the tokens that re-running the prefix and sampling with the same seed gives; bad n, temperature or tokens are refused by name (was: n = -3 returned one token)."
     import torch
-    from pavlovattn.models import AssocLM, TokenTask
+    from pavlovattn.apps.models import AssocLM, TokenTask
     m = AssocLM(TokenTask(vocab=32, seq_len=24, pairs=(4, 6)), rule, d_model=16).eval().double()
     x = torch.randint(0, 32, (3, 6), generator=torch.Generator().manual_seed(1))
     y, ref, g = m.generate(x.tolist(), 8, temperature=1.5, generator=torch.Generator().manual_seed(2)), x, torch.Generator().manual_seed(2)
@@ -194,7 +194,7 @@ def test_seeded_sampling_equals_rerunning_the_prefix(rule):
 # statistic the task is defined by, on fixed seeds, with a check that the same tests reject a generator with another query-gap law.
 def _loop_token_recall(batch, vocab, seq_len, pairs, distinct=None, alpha=0.01, gen=None):
     "The previous generator of `token_recall` (one sequence at a time), the reference of the distribution tests."
-    from pavlovattn.models import _power_slots
+    from pavlovattn.apps.models import _power_slots
     P = int(torch.randint(pairs[0], pairs[1] + 1, (1,), generator=gen)); D = P if distinct is None else min(distinct, P); half = vocab // 2
     x = torch.zeros(batch, seq_len, dtype=torch.long); y = torch.full((batch, seq_len), -100, dtype=torch.long)
     for b in range(batch):

@@ -1,4 +1,4 @@
-"""The pretrained adapters (pavlovattn.pretrained) at the head sizes of released checkpoints, and `pavlovattn probe-model` end to end on
+"""The pretrained adapters (pavlovattn.apps.pretrained) at the head sizes of released checkpoints, and `pavlovattn probe-model` end to end on
 tiny random models: nothing is downloaded (HF_HUB_OFFLINE), a missing model is one line and exit status 2."""
 import importlib, json, math, os, sys
 import pytest
@@ -6,9 +6,9 @@ os.environ.setdefault('HF_HUB_OFFLINE', '1')
 transformers = pytest.importorskip('transformers', reason='the pretrained adapters need transformers (pip install "pavlovattn[hf]")')
 import torch
 import torch.nn.functional as F
-from pavlovattn import pretrained as pt
-from pavlovattn.cli import main
-from pavlovattn.families import family
+from pavlovattn.apps import pretrained as pt
+from pavlovattn.apps.cli import main
+from pavlovattn.model.families import family
 
 
 @pytest.mark.parametrize('arch', ['qwen3_next', 'olmo_hybrid'])
@@ -184,7 +184,7 @@ if FLA is None:
     def fla_cache_on_cpu(fla_models_on_cpu, monkeypatch):
         import fla.layers as FL
         from fla.modules import ShortConvolution
-        from pavlovattn.families import fla_references
+        from pavlovattn.model.families import fla_references
         def conv(self, x, residual=None, mask=None, cache=None, output_final_state=False, cu_seqlens=None, **kw):
             assert residual is None and mask is None and cu_seqlens is None
             N, T, D = x.shape; W = self.weight.shape[-1]

@@ -1,10 +1,10 @@
 "Trained-model probes: design compilation, scores, statistics, and the claims' decision rules (no real training here)."
 import math
 import pytest, torch
-from pavlovattn.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, betainc, seed_stats, holm, measure_model,
+from pavlovattn.apps.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, betainc, seed_stats, holm, measure_model,
                                cue_competition_verdict, recovery_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design,
                                REBIND, compile_rebind, rebind_scores, measure_rebind, summarize_rebind, rebind_verdict)
-from pavlovattn.models import AssocLM, VectorTask, TASKS
+from pavlovattn.apps.models import AssocLM, VectorTask, TASKS
 
 def test_blocking_groups_are_length_matched_and_paired():
     c = compile_design(DESIGNS['blocking'], n=50, length=PROBE_LEN)
@@ -140,7 +140,7 @@ TINY_TRAIN = dict(steps=2, batch=4, d_model=16, n_layers=1, eval_every=2, eval_b
 
 def _damage_cases(path, good:dict, drop:str, big:str):
     import json
-    from pavlovattn.cache import sealed, code_version
+    from pavlovattn.base.cache import sealed, code_version
     kind = 'probes' if path.name.startswith('vector') else 'rebind-probes'
     model = json.loads(path.read_text())['model']                 # the checkpoint the results were measured on
     enc = lambda o: json.dumps(sealed({**o, 'model': model}, code_version(kind))).encode()
@@ -150,8 +150,8 @@ def _damage_cases(path, good:dict, drop:str, big:str):
             'too big': (enc({**good, big: 1e9} if not isinstance(good[big], dict) else {**good, big: {**good[big], 'W': 1e9}}), 'outside')}
 
 def test_damaged_probe_caches_are_rebuilt(tmp_path, monkeypatch, capsys):
-    from pavlovattn.probes import measure_family, measure_rebind_family
-    from pavlovattn.cache import root
+    from pavlovattn.apps.probes import measure_family, measure_rebind_family
+    from pavlovattn.base.cache import root
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
     for fn, kw, pat, drop, big in (
             (measure_family, dict(sweep=dict(lrs=(1e-2,), steps=2)), 'vector-*.json', 'R', 'BI'),

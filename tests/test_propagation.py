@@ -1,6 +1,6 @@
 """Error propagation: the chained-network check passes on the network it was derived for and fails on one that violates it."""
 import math
-from pavlovattn.propagation import chained_sweep, chained_verdict, chained_bound, network_mc
+from pavlovattn.pages.propagation import chained_sweep, chained_verdict, chained_bound, network_mc
 
 def test_chained_law_and_bounds_pass():
     v = chained_verdict(chained_sweep(draws=1000, seed=7))

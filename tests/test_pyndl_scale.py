@@ -4,8 +4,8 @@ outcome of a file in one pass (kernels.delta_events, interop.learn_pyndl): equal
 in memory that does not grow with the events."""
 import json, os, subprocess, sys
 import pytest
-from pavlovattn.designs import simulate, memory_estimate
-from pavlovattn.interop import read_pyndl
+from pavlovattn.design.designs import simulate, memory_estimate
+from pavlovattn.apps.interop import read_pyndl
 
 def _file(p, n=20000):
     p.write_text('cues\toutcomes\n' + ''.join('A\tUS\n' if i % 2 == 0 else 'B_C\t\n' for i in range(n))); return p
@@ -35,10 +35,10 @@ def test_distinct_probes_stay_apart():
 import gzip, os, resource
 import numpy as np
 import torch
-from pavlovattn.core import recur, rescorla_wagner, NonFiniteError
-from pavlovattn.designs import DesignError
-from pavlovattn.kernels import delta_events, _events
-from pavlovattn.interop import learn_pyndl
+from pavlovattn.model.core import recur, rescorla_wagner, NonFiniteError
+from pavlovattn.design.designs import DesignError
+from pavlovattn.model.kernels import delta_events, _events
+from pavlovattn.apps.interop import learn_pyndl
 
 def _events_csr(evs):
     "Events [(cues, outcomes)] as the kernel's offsets and indices."
@@ -148,7 +148,7 @@ def test_1e5_events_500_cues_50_outcomes_in_bounded_memory(tmp_path):
     """Issue 31: 1e5 events of 500 cues x 50 outcomes, which the trial-type route asked 75 GiB for, learn in one pass with memory that
     does not grow with the events: the peak grows by less than 16 MiB during the call (W is 200 KB, a chunk of 4,096 events about 1 MiB)."""
     p = _pyndl_shape_file(tmp_path / 'e.tab.gz', 100_000)
-    out, mib = _rss_growth("from pavlovattn.interop import learn_pyndl\nlearn_pyndl(sys.argv[1], chunk=1000)\n"
+    out, mib = _rss_growth("from pavlovattn.apps.interop import learn_pyndl\nlearn_pyndl(sys.argv[1], chunk=1000)\n"
                            "run = lambda: (lambda W: f'{W.shape[0]}x{W.shape[1]}:{W.attrs[\"events\"]}')(learn_pyndl(sys.argv[1]))", p)
     assert out == '50x500:100000' and mib < 16, (out, mib)
 
@@ -159,7 +159,7 @@ def test_cli_pyndl_20000_events_under_100_mb(tmp_path):
     simulate(read_pyndl(f), beta=1e-4)                                      # fills numba's on-disk cache: loaded, not compiled, below
     outs, rss = [], []
     for path in (small, f):
-        p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.cli', 'run', '--pyndl', str(path), '--beta', '1e-4', '--format', 'json'],
+        p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', '--pyndl', str(path), '--beta', '1e-4', '--format', 'json'],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         out = p.stdout.read(); p.stdout.close()
         _, status, ru = os.wait4(p.pid, 0); p.returncode = status
@@ -172,14 +172,14 @@ def test_cli_pyndl_20000_events_under_100_mb(tmp_path):
 def test_1e6_events_in_bounded_memory(tmp_path):
     "The benchmark's 1e6 events (500 cues x 50 outcomes): the peak grows by less than 16 MiB during the call, as for 1e5 (about 1 min)."
     p = _pyndl_shape_file(tmp_path / 'e.tab.gz', 1_000_000)
-    out, mib = _rss_growth("from pavlovattn.interop import learn_pyndl\nlearn_pyndl(sys.argv[1], chunk=1000)\n"
+    out, mib = _rss_growth("from pavlovattn.apps.interop import learn_pyndl\nlearn_pyndl(sys.argv[1], chunk=1000)\n"
                            "run = lambda: (lambda W: f'{W.shape[0]}x{W.shape[1]}:{W.attrs[\"events\"]}')(learn_pyndl(sys.argv[1]))", p)
     assert out == '50x500:1000000' and mib < 16, (out, mib)
 
 
 # ---------------------------------------------------------------- the command line: pavlovattn run --pyndl EVENTS --all-outcomes
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
 
 def test_cli_all_outcomes_equals_learn_pyndl_and_pyndl(tmp_path):
     """`run --pyndl EVENTS --all-outcomes` is learn_pyndl with alpha = --salience (default 1), betas = (--beta, --beta-minus),
@@ -212,7 +212,7 @@ def test_cli_all_outcomes_1e5_events_in_bounded_memory(tmp_path):
     """The 1e5-event file of 500 cues x 50 outcomes through the command's entry point (main, JSON out): the peak grows by less than 32 MiB
     (bound fixed before measuring: 200 KB of weights, one chunk of events, the JSON text and its parse), where the design route asks 77.5 GiB."""
     p, small = _pyndl_shape_file(tmp_path / 'e.tab.gz', 100_000), _pyndl_shape_file(tmp_path / 's.tab.gz', 1000)
-    code = ("import contextlib, io, json\nfrom pavlovattn.cli import main\n"
+    code = ("import contextlib, io, json\nfrom pavlovattn.apps.cli import main\n"
             "def cli(path):\n    buf = io.StringIO()\n"
             "    with contextlib.redirect_stdout(buf): rc = main(['run', '--pyndl', path, '--all-outcomes', '--format', 'json'])\n"
             "    j = json.loads(buf.getvalue()); return f\"{rc}:{len(j['outcomes'])}x{len(j['cues'])}:{j['events']}\"\n"

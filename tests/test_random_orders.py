@@ -2,8 +2,8 @@
 import math
 import pytest
 import torch
-from pavlovattn.competition import run_design
-from pavlovattn.random_orders import (mean_recursion, mean_asymptote, delta_p, contingency_types, partial_reinforcement,
+from pavlovattn.pages.competition import run_design
+from pavlovattn.pages.random_orders import (mean_recursion, mean_asymptote, delta_p, contingency_types, partial_reinforcement,
                                       partial_reinforcement_moments, relative_validity_gap, relative_validity_permuted_gap)
 
 def test_mean_recursion_limits():

@@ -3,10 +3,10 @@ damaged gzip, text that is not UTF-8, devices and FIFOs without end, lines witho
 and table writes through symlinks and FIFOs. Each refusal is one line naming the file (and the line where there is one)."""
 import contextlib, gzip, io, os, stat, threading
 import pytest
-from pavlovattn import interop
-from pavlovattn.interop import read_pyndl, read_calmr, read_palms, write_results, write_calmr, tidy
-from pavlovattn.designs import DesignError, simulate
-from pavlovattn.cli import main
+from pavlovattn.apps import interop
+from pavlovattn.apps.interop import read_pyndl, read_calmr, read_palms, write_results, write_calmr, tidy
+from pavlovattn.design.designs import DesignError, simulate
+from pavlovattn.apps.cli import main
 
 def run_main(*args):
     out, err = io.StringIO(), io.StringIO()
@@ -92,8 +92,8 @@ def test_palms_text_that_is_not_a_file_is_refused(tmp_path):
 def test_palms_rw_example_file_reads_unchanged():
     "Byrom & Murphy (2019) Exp. 1 as PALMS ships it (tests/fixtures/palms, cal-r/PALMS-Simulator b84c565): @configural_cues=True and per-cue alphas incl. the configural ones."
     import pathlib, re
-    from pavlovattn.interop import read_palms
-    from pavlovattn.designs import simulate
+    from pavlovattn.apps.interop import read_palms
+    from pavlovattn.design.designs import simulate
     f = pathlib.Path(__file__).parent / 'fixtures' / 'palms' / 'Byrom_Murphy-2019-Exp1.rw'
     d, kw = read_palms(f, params=True)
     text = f.read_text()
@@ -109,8 +109,8 @@ def test_palms_rw_example_file_reads_unchanged():
 
 def test_palms_configural_cue_two_trials_closed_form():
     "g/conf|2AB+ : V_i after two trials = a_i*b*(1 + (1 - b*sum a)) with every cue starting at 0 (one error shared by A, B and (AB))."
-    from pavlovattn.interop import read_palms
-    from pavlovattn.designs import simulate
+    from pavlovattn.apps.interop import read_palms
+    from pavlovattn.design.designs import simulate
     d, kw = read_palms('@model=Rescorla Wagner\n@alpha_A=0.5;alpha_B=0.4;alpha_(AB)=0.2;beta=0.5;lamda=1\ng/cc|2AB+|1A-', params=True)
     a, b = {'A': 0.5, 'B': 0.4, 'c_A_B': 0.2}, 0.5
     s = sum(a.values())
@@ -128,8 +128,8 @@ def test_palms_rw_example_agrees_with_palms_within_sampling_error():
     <= 4.5 for every value (the bound of the calmr fixtures, fixed before this test ran)."""
     import csv, pathlib
     import numpy as np
-    from pavlovattn.interop import read_palms
-    from pavlovattn.designs import simulate
+    from pavlovattn.apps.interop import read_palms
+    from pavlovattn.design.designs import simulate
     fx = pathlib.Path(__file__).parent / 'fixtures' / 'palms'
     want = {(r['group'], r['compound'], int(r['presentation'])): float(r['palms_mean']) for r in csv.DictReader(open(fx / 'byrom_murphy_2019_exp1_palms.csv'))}
     d, kw = read_palms(fx / 'Byrom_Murphy-2019-Exp1.rw', params=True)
@@ -170,8 +170,8 @@ def test_palms_phase_settings_agree_with_palms():
     1000 subjects here, z = |diff| / (sd * sqrt(1/1000 + 1/1000)) (the bound of the calmr fixtures, fixed before this test ran)."""
     import csv, pathlib
     import numpy as np
-    from pavlovattn.interop import read_palms
-    from pavlovattn.designs import simulate
+    from pavlovattn.apps.interop import read_palms
+    from pavlovattn.design.designs import simulate
     fx = pathlib.Path(__file__).parent / 'fixtures' / 'palms'
     want = {(int(r['Phase']), r['Group'], r['CS'], int(r['Trial'])): float(r['Assoc']) for r in csv.DictReader(open(fx / 'phase_params_palms.csv'))}
     d, kw = read_palms(fx / 'phase_params.rw', params=True)

@@ -3,10 +3,10 @@ agreement with `designs.simulate`, and bad input."""
 import math
 import pytest
 import torch
-from pavlovattn.core import UnstableRateError, FAMILIES
-from pavlovattn.recovery import (check_no_recovery, channel_gate_counterexample, run_recovery, recovery_inputs,
+from pavlovattn.model.core import UnstableRateError, FAMILIES
+from pavlovattn.pages.recovery import (check_no_recovery, channel_gate_counterexample, run_recovery, recovery_inputs,
                                  check_history_contrast, orthogonal_keys)
-from pavlovattn.designs import simulate
+from pavlovattn.design.designs import simulate
 
 @pytest.mark.parametrize('seed', [0, 1, 2])
 def test_theorem_random_batches(seed):

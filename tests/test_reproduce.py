@@ -3,7 +3,7 @@ import json, subprocess, sys
 import pytest
 
 def pv(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', *args], capture_output=True, text=True, timeout=1800)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *args], capture_output=True, text=True, timeout=1800)
 
 def test_exact_claims_pass_strictly(tmp_path):
     "Every exact (closed form vs simulation) claim passes under --strict; the JSON rows carry the documented keys."
@@ -13,7 +13,7 @@ def test_exact_claims_pass_strictly(tmp_path):
     rows = json.loads(out.read_text())
     # issue 36: the plan line comes first on stderr (the tier, its claims, their measured cost, what the other tiers add),
     # and the default tier runs no trained-model claim
-    from pavlovattn.cli import _costs
+    from pavlovattn.apps.cli import _costs
     plan, unmeasured = r.stderr.splitlines()[0], [x['id'] for x in rows if x['id'] not in _costs()['seconds']]
     assert plan.startswith(f'pavlovattn reproduce: default tier: every claim that trains no model: {len(rows)} claim(s), measured ')
     assert '--trained adds' in plan and (f'; {len(unmeasured)} claim(s) not measured' in plan) == bool(unmeasured), plan
@@ -39,7 +39,7 @@ def test_paper_numbers_and_not_covered_rows(tmp_path):
     acc = rows['capacity-exponent-accurate']
     assert acc['data']['paper'] == 1.22 and len(acc['data']['ci']) == 2
     assert acc['paper'] == ('agrees' if acc['data']['ci'][0] <= 1.22 <= acc['data']['ci'][1] else 'differs')
-    from pavlovattn.registry import not_covered, run_claims, CLAIMS
+    from pavlovattn.base.registry import not_covered, run_claims, CLAIMS
     not_covered('test-not-built', 'a claim with no experiment', source='test', why='nothing built')
     try:
         (x,), _ = run_claims(['test-not-built'], progress=False)
@@ -78,20 +78,20 @@ def test_bad_input_is_one_line_and_exit_2(args, msg):
 
 def test_claims_follow_the_pages():
     "load_claims orders claims by the notebook each comes from (then by registration), whatever was imported first."
-    import pavlovattn.probes, pavlovattn.random_orders                  # imported out of page order on purpose
-    from pavlovattn.registry import load_claims, _page_order
+    import pavlovattn.apps.probes, pavlovattn.pages.random_orders                  # imported out of page order on purpose
+    from pavlovattn.base.registry import load_claims, _page_order
     ids = list(load_claims())
     pages = [_page_order(load_claims()[i].module) for i in ids]
     assert pages == sorted(pages), [p for p, q in zip(pages, pages[1:]) if p > q][:3]
     assert ids.index('blocking-closed-form') < ids.index('random-order-mean-recursion') < ids.index('no-spontaneous-recovery') < ids.index('trained-cue-competition')
-    assert _page_order('pavlovattn.random_orders') == '04a_random_orders' and _page_order('__main__') == '~__main__'
+    assert _page_order('pavlovattn.pages.random_orders') == '04a_random_orders' and _page_order('__main__') == '~__main__'
 
 
 def test_no_placeholder_source_links():
     "While settings.ini's git_url is the placeholder, show_doc (the package's renderer) and the saved notebook outputs link no 'source' there."
     from pathlib import Path
-    from pavlovattn.registry import doc_renderer
-    from pavlovattn.core import recur
+    from pavlovattn.base.registry import doc_renderer
+    from pavlovattn.model.core import recur
     md = doc_renderer(recur)._repr_markdown_()
     assert '### recur' in md and 'github.com/example/' not in md
     nbs = Path(__file__).resolve().parent.parent / 'nbs'
@@ -101,10 +101,10 @@ def test_no_placeholder_source_links():
 # ---- issue 36: tiers, the plan line, partial reports ----
 def test_only_trained_claims_train(tmp_path):
     "The claims left out of the default tier are exactly the trained-probes page's claims (the ones that train models)."
-    from pavlovattn.registry import load_claims
-    from pavlovattn.cli import _trains
+    from pavlovattn.base.registry import load_claims
+    from pavlovattn.apps.cli import _trains
     claims = load_claims()
-    assert {i for i, c in claims.items() if _trains(c)} == {i for i, c in claims.items() if c.module == 'pavlovattn.probes'}
+    assert {i for i, c in claims.items() if _trains(c)} == {i for i, c in claims.items() if c.module == 'pavlovattn.apps.probes'}
 
 @pytest.mark.parametrize('sig, status', [(2, 130), (15, 143)])        # SIGINT (Ctrl-C), SIGTERM
 def test_a_stopped_run_leaves_a_partial_report(tmp_path, sig, status):
@@ -112,7 +112,7 @@ def test_a_stopped_run_leaves_a_partial_report(tmp_path, sig, status):
     import os, signal, time
     out = tmp_path / 'r.json'
     ids = ['core-deltanet-is-rescorla-wagner', 'designs-rw-reference', 'blocking-closed-form']   # the second takes seconds
-    p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.cli', 'reproduce', '--only', *ids, '--json', str(out)],
+    p = subprocess.Popen([sys.executable, '-m', 'pavlovattn.apps.cli', 'reproduce', '--only', *ids, '--json', str(out)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t = time.time()
     while time.time() - t < 300:
@@ -132,8 +132,8 @@ def test_a_stopped_run_leaves_a_partial_report(tmp_path, sig, status):
 def test_report_summary_names_each_rows_run():
     "report_summary.json: every claim that trains no model has a row, each row names a run (commit, date, tier), the summary counts these rows, every failure has its sentence; README and the report page show that summary, README every failing check."
     from pathlib import Path
-    from pavlovattn.registry import load_claims, summary_line
-    from pavlovattn.cli import _trains
+    from pavlovattn.base.registry import load_claims, summary_line
+    from pavlovattn.apps.cli import _trains
     root = Path(__file__).resolve().parent.parent
     s = json.loads((root / 'nbs' / 'report_summary.json').read_text())
     claims, ids = load_claims(), [r['id'] for r in s['rows']]
@@ -202,7 +202,7 @@ def test_readme_states_the_recorded_make_reproduce_time():
 
 def test_summary_line_grammar_for_one():
     "Issue 36 named '1 claims'; the audit found '1 claim: 1 checks pass' beside it."
-    from pavlovattn.registry import summary_line
+    from pavlovattn.base.registry import summary_line
     row = lambda check: dict(check=check, paper='no number')
     assert summary_line([row('pass')]).startswith('1 claim: 1 check passes, 0 fail; ')
     assert summary_line([row('fail')]).startswith('1 claim: 0 checks pass, 1 fails; ')
@@ -211,7 +211,8 @@ def test_summary_line_grammar_for_one():
 
 def test_quiet_claims_draw_no_progress():
     "Issue 36 audit: `reproduce --quiet` still drew every trained model's bar. A claim reads `claim_progress()`: False inside run_claims(progress=False), True inside progress=True or claim_output=True (what the CLI passes without --quiet), True again after (also after a claim that raised); the trained claims pass it on to their training."
-    from pavlovattn import registry, probes
+    from pavlovattn.base import registry
+    from pavlovattn.apps import probes
     seen = []
     def fn(full=False, device='cpu'):
         seen.append(registry.claim_progress())

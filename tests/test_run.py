@@ -5,7 +5,7 @@ import pytest
 BLOCKING = 'exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B'
 
 def pv(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'run', *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=300)
 
 def run_json(*args):
     r = pv(*args, '--format', 'json')
@@ -136,13 +136,13 @@ def test_gamma_one_is_accepted_for_a_family_without_gamma():
 def test_memory_does_not_grow_with_subjects():
     "A summary over a million subjects streams in blocks: its peak memory exceeds that of 10 subjects by about one block, not by the 400 MB its orders alone would take."
     def peak(subjects):
-        code = ("import resource, sys; from pavlovattn.cli import main; main(['run', '!100A+/100B-', '--subjects', '%d', '--format', 'json']);"
+        code = ("import resource, sys; from pavlovattn.apps.cli import main; main(['run', '!100A+/100B-', '--subjects', '%d', '--format', 'json']);"
                 "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)" % subjects)
         r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)['groups']['group']['strengths']['A'] > 0
         return int(r.stderr.strip().splitlines()[-1])
-    from pavlovattn.designs import BLOCK_BYTES
+    from pavlovattn.base.machine import BLOCK_BYTES
     small, big = peak(10), peak(1_000_000)
     assert big - small < BLOCK_BYTES + 150 * 2**20, (small, big)
 
@@ -155,16 +155,16 @@ def test_table_format_is_linear_in_groups():
     assert dt < 60, dt
 
 def reproduce(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.cli', 'reproduce', *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'reproduce', *args], capture_output=True, text=True, timeout=300)
 
 def test_reproduce_json_is_written_atomically(tmp_path, monkeypatch):
     "The report goes to a temporary file in the same folder and is renamed over the old one: a failed write leaves the old report whole."
-    from pavlovattn import cli
+    from pavlovattn.apps import cli
     path = tmp_path / 'report.json'
     cli._write_json(str(path), [{'id': 'x'}])
     assert json.loads(path.read_text()) == [{'id': 'x'}]
     def boom(*a, **k): raise OSError(28, 'No space left on device')
-    import pavlovattn.cache as cache
+    import pavlovattn.base.cache as cache
     monkeypatch.setattr(cache.os, 'fsync', boom)                          # the disk fills up as the temporary file is flushed
     with pytest.raises(cli.UsageError, match="pavlovattn reproduce: cannot write .*No space left on device"):
         cli._write_json(str(path), [{'id': 'y'}])

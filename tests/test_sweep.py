@@ -4,7 +4,7 @@ they took 103 s on 2 shared, busy cores (the three-backend table 40 s of it)."""
 import json, os, signal, subprocess, sys, textwrap, threading, time
 from pathlib import Path
 import pytest
-from pavlovattn import sweep as sw
+from pavlovattn.base import sweep as sw
 
 distributed = pytest.importorskip('distributed', reason='the Dask tests need dask[distributed] (in the dev extras)')
 
@@ -162,7 +162,7 @@ def test_without_dask_the_scheduler_says_what_to_install(tmp_path):
 def test_the_command_line_interrupted_then_resumed(tmp_path):
     "`pavlovattn sweep`: Ctrl-C exits 130 and keeps what finished; the same command runs only the rest and exits 1 for the failed task."
     xs = [1, 2, 3, 13, 5, 6]; p = _grid_file(tmp_path, xs, 0.3); cache = tmp_path / 'c'
-    cmd = [sys.executable, '-m', 'pavlovattn.cli', 'sweep', str(p), '--cache', str(cache), '--quiet']
+    cmd = [sys.executable, '-m', 'pavlovattn.apps.cli', 'sweep', str(p), '--cache', str(cache), '--quiet']
     d = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,    # Ctrl-C's default, also under a shell that ignores it
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     while len(entries(cache)) < 2:
@@ -201,7 +201,7 @@ def test_the_table_as_parquet(tmp_path):
 
 def test_task_kinds_follow_the_cache_rule():
     "A package kind's key carries its code version under the cache's one rule; bumping it gives every task a new key."
-    from pavlovattn import cache
+    from pavlovattn.base import cache
     g = dict(task='capacity', grid=dict(d=[4]))
     (t,) = sw.tasks(g); assert t['version'] == cache.code_version('task capacity') == f"task capacity v{cache.KINDS['task capacity'].version}; {cache.CODE_VERSION}"
     k = cache.KINDS['task capacity']

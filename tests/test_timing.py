@@ -1,9 +1,9 @@
 "Time within a trial: the trial-level language is the timeline language's special case, for every family, on every phenomenon page's designs."
 import pytest, torch
-from pavlovattn.language import parse_design
-from pavlovattn.designs import simulate, closed_form
-from pavlovattn.families import FAMILIES, BUILTIN
-from pavlovattn import competition, random_orders, beyond
+from pavlovattn.design.language import parse_design
+from pavlovattn.design.designs import simulate, closed_form
+from pavlovattn.model.families import FAMILIES, BUILTIN
+from pavlovattn.pages import competition, random_orders, beyond
 
 def timed(design:str) -> str:
     "The same design with every trial written as a one-step timeline: 10AB+ -> 10{A 0, B 0, US 0}."
@@ -40,7 +40,7 @@ def test_us_magnitude_scales_lambda_and_each_step_is_an_update():
     assert abs(closed_form('5{A 0-3, US 2} | #A', 'delta', beta=0.2)['group']['A'] - w) < 1e-15
 
 def test_a_timed_design_is_refused_where_it_cannot_be_spelt(tmp_path):
-    from pavlovattn.interop import write_calmr, write_palms
+    from pavlovattn.apps.interop import write_calmr, write_palms
     with pytest.raises(ValueError, match='is timed: calmr has no spelling'): write_calmr('10{A 0-2, US 3}', tmp_path / 'd.csv')
     with pytest.raises(ValueError, match='a timed trial'): write_palms('10{A 0-2, US 3}', tmp_path / 'd.txt')
 
@@ -49,7 +49,7 @@ def test_a_timed_design_is_refused_where_it_cannot_be_spelt(tmp_path):
 
 @pytest.mark.parametrize('rule', BUILTIN)
 def test_calmr_timed_one_bin_no_iti_is_the_trial_level_design(rule):
-    from pavlovattn.language import calmr_timed
+    from pavlovattn.design.language import calmr_timed
     tm = dict(time_resolution=1, sample_timings=False,
               trial_ts=[dict(trial=n, post_trial_delay=0, mean_ITI=0) for n in ('A(US)', 'AB(US)', 'B')])
     d = calmr_timed('g: 10A(US) | 10AB(US)/5B | 2#A', tm)
@@ -59,7 +59,7 @@ def test_calmr_timed_one_bin_no_iti_is_the_trial_level_design(rule):
 
 
 def test_calmr_timed_serial_trial_by_hand():
-    from pavlovattn.language import calmr_timed
+    from pavlovattn.design.language import calmr_timed
     # calmr's defaults: res 0.5, F and T 1 s each (2 bins) with a 1 s transition, the US 1 s, then post-trial delay 1 + mean ITI 30 = 62 bins
     d = calmr_timed('g: 3F>T>(US) | 1#F')
     assert d == 'g: 3{F 0-2, T 4-6, US 8, US 9, iti 62} | 1#F'

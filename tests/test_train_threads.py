@@ -2,7 +2,7 @@
 (its `threads` argument): the same thread count gives bit-identical runs, the default (1 thread, what `get_model` trains
 checkpoints with) whatever torch's own setting is, and another count changes only the last bits (float32 sums in another order)."""
 import torch
-from pavlovattn.models import TrainConfig, train
+from pavlovattn.apps.models import TrainConfig, train
 
 CFG = TrainConfig(steps=4, d_model=16, n_layers=1)
 

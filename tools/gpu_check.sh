@@ -49,8 +49,8 @@ step families 120 "${PT[@]}" tests/test_families.py
 step layers 90 "${PT[@]}" tests/test_layers.py -k cuda
 step animal 60 "${PT[@]}" tests/test_animal.py -k cuda
 step bench 120 "$PY" benchmarks/bench_chunked.py --quick --repeats 3
-step exact 60 "$PY" -m pavlovattn.cli reproduce --exact --strict --device "$DEV" --quiet --json "$OUT/exact.json"
+step exact 60 "$PY" -m pavlovattn.apps.cli reproduce --exact --strict --device "$DEV" --quiet --json "$OUT/exact.json"
 gpu_nbs=$(grep -l '#| gpu' nbs/*.ipynb | xargs -n1 basename | sed 's/\.ipynb$//' | paste -sd'|')
 step notebooks 240 nbdev_test --timing --flags gpu --file_re "^(${gpu_nbs})\.ipynb$"
-step full 600 "$PY" -m pavlovattn.cli reproduce --full --device "$DEV" --json "$OUT/full.json"   # progress in full.log
+step full 600 "$PY" -m pavlovattn.apps.cli reproduce --full --device "$DEV" --json "$OUT/full.json"   # progress in full.log
 echo "gpu-check: rc=$rc in $((SECONDS - START))s (budget ${BUDGET}s); logs in $OUT"; exit $rc

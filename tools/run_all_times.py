@@ -21,7 +21,7 @@ Per notebook it records the wall seconds, ok or the first error line, the 1-minu
 import datetime, json, os, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from fastcore.script import call_parse, store_true
-from pavlovattn.cache import atomic_write
+from pavlovattn.base.cache import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
 

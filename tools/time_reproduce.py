@@ -91,7 +91,7 @@ def main(json_path:str='nbs/reproduce_times.json', # where the record is appende
         return
     if not shutil.which('make') or not shutil.which('git'): print('time_reproduce: needs make and git on PATH', file=sys.stderr); sys.exit(2)
     rec = run(keep)
-    from pavlovattn.cache import atomic_write                                  # the package's one atomic writer
+    from pavlovattn.base.cache import atomic_write                                  # the package's one atomic writer
     atomic_write(path, json.dumps(dict(runs=runs + [rec]), indent=1, ensure_ascii=False) + '\n')
     print(sentence(rec))
     if rec['exit_status'] or rec['tree_changed'] or rec['project_cache_in_home']: print(f"time_reproduce: see {path}: {rec['exit_status']=}, {rec['tree_changed']=}, {rec['project_cache_in_home']=}", file=sys.stderr)

@@ -1,6 +1,6 @@
 "A family defined outside the package (the battery page's worked example): a delta rule that forgets after its write."
 import torch
-from pavlovattn.families import Family
+from pavlovattn.model.families import Family
 
 def step(S, k, v, beta, gamma, kw):          # S [N, d_v, d_k], k [N, d_k], v [N, d_v], beta [N], gamma [N]
     err = v - (S @ k[:, :, None])[..., 0]
