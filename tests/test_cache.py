@@ -77,15 +77,36 @@ def test_the_default_root_is_per_project(tmp_path):
     "A source checkout keeps its cache in <checkout>/.cache/pavlovattn (ignored by git), wherever the command runs from; an installed copy uses the user's cache folder."
     env = dict(PAVLOVATTN_CACHE=None, XDG_CACHE_HOME=str(tmp_path / 'xdg'))
     got, src = _root_in(env, tmp_path)
-    if Path(src).resolve().parent == REPO / 'pavlovattn':                              # the package runs from this checkout (editable install)
+    if Path(src).resolve().parent.parent == REPO / 'pavlovattn':                       # the package runs from this checkout (editable install)
         assert got == str(REPO / '.cache' / 'pavlovattn')
         r = subprocess.run(['git', 'check-ignore', '-q', str(REPO / '.cache' / 'pavlovattn' / 'checkpoints' / 'x.v1.pt')], cwd=REPO)
         assert r.returncode == 0, 'the checkout cache is not ignored by git'
     inst = tmp_path / 'site'; shutil.copytree(REPO / 'pavlovattn', inst / 'pavlovattn', ignore=shutil.ignore_patterns('__pycache__'))
     got, src = _root_in(env, tmp_path, inst)
-    assert Path(src).parent == inst / 'pavlovattn' and got == str(tmp_path / 'xdg' / 'pavlovattn')
+    assert Path(src).parent.parent == inst / 'pavlovattn' and got == str(tmp_path / 'xdg' / 'pavlovattn')
+    home = dict(HOME=str(tmp_path / 'home'))                                          # platformdirs' user cache folder: the XDG rules
+    assert _root_in({**env, **home, 'XDG_CACHE_HOME': None}, tmp_path, inst)[0] == str(tmp_path / 'home' / '.cache' / 'pavlovattn')
+    assert _root_in({**env, **home, 'XDG_CACHE_HOME': 'relative/x'}, tmp_path, inst)[0] == str(tmp_path / 'home' / '.cache' / 'pavlovattn')
     (inst / 'settings.ini').write_text('[DEFAULT]\nlib_name = pavlovattn\n'); (inst / '.git').mkdir()   # that copy inside a checkout
     assert _root_in(env, tmp_path, inst)[0] == str(inst / '.cache' / 'pavlovattn')
+
+HOLD = ("import sys, time; from pavlovattn.base.cache import locked\n"
+        "with locked(sys.argv[1]): print('held', flush=True); time.sleep(60)")
+
+def test_a_lock_holds_across_processes_and_goes_with_a_killed_holder(tmp_path):
+    "`flock` (kept on purpose, not `filelock`): another process holding `<entry>.lock` refuses `try_lock`; SIGKILL the holder and the lock is free."
+    from pavlovattn.base.cache import try_lock, unlock
+    import signal
+    e = tmp_path / 'e.json'
+    holder = subprocess.Popen([sys.executable, '-c', HOLD, str(e)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == 'held'
+        assert try_lock(f'{e}.lock') is None                                           # held by the other process
+        os.kill(holder.pid, signal.SIGKILL); holder.wait(timeout=30)
+        fd = try_lock(f'{e}.lock'); assert fd is not None; unlock(fd)                  # the kernel dropped it with its holder
+        fd = try_lock(f'{e}.lock'); assert fd is not None and try_lock(f'{e}.lock') is None; unlock(fd)   # one holder at a time, in one process too
+    finally:
+        if holder.poll() is None: holder.kill(); holder.wait()
 
 def test_pavlovattn_cache_overrides(tmp_path):
     assert _root_in(dict(PAVLOVATTN_CACHE=str(tmp_path / 'c')), tmp_path)[0] == str(tmp_path / 'c')
@@ -93,7 +114,7 @@ def test_pavlovattn_cache_overrides(tmp_path):
 
 def test_code_versions_are_bumped():
     "Each kind's code version and the fingerprint of its code, as recorded: code changed without a bump (or a bump not recorded) fails here."
-    import pavlovattn.apps.probes, pavlovattn.base.sweep                                          # noqa: F401 (they register their kinds)
+    from pavlovattn.base.registry import discover; discover()                                     # every module registers its kinds
     want = json.loads((Path(__file__).parent / 'code_versions.json').read_text())
     assert set(want) == set(KINDS), (sorted(want), sorted(KINDS))
     for k, c in KINDS.items():

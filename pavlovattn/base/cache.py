@@ -5,6 +5,7 @@
 # %% ../../nbs/00e_cache.ipynb #3654f324
 from __future__ import annotations
 import ast, contextlib, fcntl, hashlib, importlib, json, math, os, signal, stat, sys, tempfile, threading
+import platformdirs
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def root(*parts:str) -> Path:
     env = os.environ.get('PAVLOVATTN_CACHE', '').strip()
     if env: base = Path(env).expanduser()
     elif (top := checkout()) is not None: base = top / '.cache' / 'pavlovattn'
-    else: base = Path(os.environ.get('XDG_CACHE_HOME', '').strip() or Path.home() / '.cache') / 'pavlovattn'
+    else: base = platformdirs.user_cache_path('pavlovattn', appauthor=False)   # the library: the XDG rules (a relative XDG_CACHE_HOME ignored), macOS, Windows
     return base.joinpath(*parts)
 
 # %% ../../nbs/00e_cache.ipynb #c0a1000b
