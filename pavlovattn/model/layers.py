@@ -9,6 +9,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 import torch.nn.functional as F
+from fastcore.basics import patch
 from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory, check_memory
 
@@ -112,6 +113,7 @@ def mask_lengths(attention_mask,  # `[batch, time]`, 1 for a real step and 0 for
         raise ValueError(f"attention_mask must pad each row from one side (left 0..0 1..1 or right 1..1 0..0); row {b} is {m[b].int().tolist()}")
     return lead, n
 
+# %% ../../nbs/00d_layers.ipynb #d5e7316c
 def unpack_sequences(x,           # `[1, total, d]`: sequences packed one after another
                      cu_seqlens,  # `[N + 1]` integers: sequence i is steps cu_seqlens[i]..cu_seqlens[i+1]-1
                     ) -> tuple:   # (padded `[N, longest, d]`, mask `[N, longest]`, right padding)
@@ -174,6 +176,7 @@ FLA_LAYER_ARGS = {   # per model_type: fla 0.6.0's layer class, the arguments `t
     'linear_attn': ('LinearAttention', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'feature_map', 'output_norm',
                                         'norm_eps', 'layer_idx'), dict(qk_norm=False, use_beta=False, use_short_conv=False, use_gate=False))}
 
+# %% ../../nbs/00d_layers.ipynb #841c2099
 def _fla_cannot(mt, value, num_heads) -> list:
     "The settings of fla's layer of model type `mt` (`value(name, its default)` reads one) that this layer does not compute: 'name=value (why)'."
     out = []
@@ -203,6 +206,7 @@ def _fla_layer_settings(layer) -> dict:
         d['gate_fn'] = 'swish' if any(s in name.lower() for s in ('swish', 'silu')) else name
     return d
 
+# %% ../../nbs/00d_layers.ipynb #c75ba4f9
 def _alias(name, x, fla_name, y):
     "One value from our argument `name` and fla's alias `fla_name` (both given: they must agree)."
     if x is not None and y is not None and x != y: raise ValueError(f"{name}={x!r} and its fla alias {fla_name}={y!r} disagree: pass one")
@@ -221,6 +225,25 @@ def _autocast(device_type:str) -> bool:
     try: return torch.is_autocast_enabled(device_type)
     except TypeError: return torch.is_autocast_enabled() if device_type == 'cuda' else torch.is_autocast_cpu_enabled()
 
+# %% ../../nbs/00d_layers.ipynb #6643c854
+def _check_mixer_args(d_model, n_heads, head_dim, use_gate, allow_neg_eigval, use_beta, use_short_conv, conv_size, chunk, mode, norm_eps):
+    "Refuse, by name, an `AttentionMixer` argument of the wrong kind (before anything is built)."
+    for name, x in (('d_model', d_model), ('n_heads', n_heads), ('head_dim', head_dim)):
+        if x is not None and (isinstance(x, bool) or not hasattr(x, '__index__') or x < 1):
+            raise ValueError(f"{name} must be a positive integer{' or None (d_model // n_heads)' if name == 'head_dim' else ''}; got {x!r}")
+    if head_dim is None and d_model < n_heads:
+        raise ValueError(f"d_model={d_model} gives no channel per head with n_heads={n_heads}: give head_dim, or fewer heads")
+    for name, v in (('use_gate', use_gate), ('allow_neg_eigval', allow_neg_eigval), ('use_beta', use_beta), ('use_short_conv', use_short_conv)):
+        if not (v is None and name == 'use_short_conv') and (isinstance(v, str) or v not in (True, False)):
+            raise ValueError(f"{name} must be True or False{' (or None: conv_size decides)' if name == 'use_short_conv' else ''}; got {v!r}")
+    if isinstance(conv_size, bool) or not hasattr(conv_size, '__index__') or conv_size < 0:
+        raise ValueError(f"conv_size must be a whole number >= 0 (0: no short convolution); got {conv_size!r}")
+    if isinstance(chunk, bool) or not hasattr(chunk, '__index__') or chunk < 1: raise ValueError(f"chunk must be a positive integer; got {chunk!r}")
+    if mode is not None and mode not in FLA_MODES: raise ValueError(f"mode must be None or one of fla's kernel modes {', '.join(FLA_MODES)} (kept, not used); got {mode!r}")
+    if norm_eps is not None and (isinstance(norm_eps, bool) or not isinstance(norm_eps, numbers.Real) or not math.isfinite(norm_eps) or norm_eps <= 0):
+        raise ValueError(f"norm_eps must be a positive number or None (the dtype's epsilon); got {norm_eps!r}")
+
+# %% ../../nbs/00d_layers.ipynb #3c7ee410
 class AttentionMixer(nn.Module):
     "A token mixer whose state update is the family `rule`: projections, heads, rates and gates from the input, output projection."
     def __init__(self, d_model:int|None=None,  # model width (fla: `hidden_size`)
@@ -250,20 +273,7 @@ class AttentionMixer(nn.Module):
         d_model, n_heads = _alias('d_model', d_model, 'hidden_size', hidden_size), _alias('n_heads', n_heads, 'num_heads', num_heads)
         if d_model is None: raise TypeError("AttentionMixer needs d_model (fla: hidden_size)")
         n_heads = 4 if n_heads is None else n_heads
-        for name, x in (('d_model', d_model), ('n_heads', n_heads), ('head_dim', head_dim)):
-            if x is not None and (isinstance(x, bool) or not hasattr(x, '__index__') or x < 1):
-                raise ValueError(f"{name} must be a positive integer{' or None (d_model // n_heads)' if name == 'head_dim' else ''}; got {x!r}")
-        if head_dim is None and d_model < n_heads:
-            raise ValueError(f"d_model={d_model} gives no channel per head with n_heads={n_heads}: give head_dim, or fewer heads")
-        for name, v in (('use_gate', use_gate), ('allow_neg_eigval', allow_neg_eigval), ('use_beta', use_beta), ('use_short_conv', use_short_conv)):
-            if not (v is None and name == 'use_short_conv') and (isinstance(v, str) or v not in (True, False)):
-                raise ValueError(f"{name} must be True or False{' (or None: conv_size decides)' if name == 'use_short_conv' else ''}; got {v!r}")
-        if isinstance(conv_size, bool) or not hasattr(conv_size, '__index__') or conv_size < 0:
-            raise ValueError(f"conv_size must be a whole number >= 0 (0: no short convolution); got {conv_size!r}")
-        if isinstance(chunk, bool) or not hasattr(chunk, '__index__') or chunk < 1: raise ValueError(f"chunk must be a positive integer; got {chunk!r}")
-        if mode is not None and mode not in FLA_MODES: raise ValueError(f"mode must be None or one of fla's kernel modes {', '.join(FLA_MODES)} (kept, not used); got {mode!r}")
-        if norm_eps is not None and (isinstance(norm_eps, bool) or not isinstance(norm_eps, numbers.Real) or not math.isfinite(norm_eps) or norm_eps <= 0):
-            raise ValueError(f"norm_eps must be a positive number or None (the dtype's epsilon); got {norm_eps!r}")
+        _check_mixer_args(d_model, n_heads, head_dim, use_gate, allow_neg_eigval, use_beta, use_short_conv, conv_size, chunk, mode, norm_eps)
         if use_short_conv is not None and not use_short_conv: conv_size = 0
         elif use_short_conv and not conv_size: raise ValueError("use_short_conv=True needs conv_size >= 1; got 0")
         if qk_norm not in (True, False, 'l2'): raise ValueError(f"qk_norm must be True, False or 'l2' (True); got {qk_norm!r}")
@@ -303,189 +313,203 @@ class AttentionMixer(nn.Module):
         self.o_proj = nn.Linear(iv, d_model, bias=False, **kw)
         self.gate_proj = nn.Linear(d_model, iv, bias=False, **kw) if use_gate else None
 
-    def forward(self, x,                  # `[batch, time, d_model]` (`[1, total, d_model]` with `cu_seqlens`)
-                state=None,               # a `MixerState` from `return_state=True` or `init_state` (without a convolution: the bare recurrent state)
-                return_state:bool=False,  # also return the final `MixerState` (to continue the sequences)
-                attention_mask=None,      # `[batch, time]`, 1 for real steps, 0 for padding (left or right)
-                cu_seqlens=None,          # `[N + 1]` boundaries of N packed sequences (fla's convention)
-               ):
-        "Mix tokens: `[batch, time, d_model] -> [batch, time, d_model]` through the family's recurrence."
-        if cu_seqlens is None: y, S = self._mix(x, state, attention_mask, self.algorithm)
-        else:
-            if attention_mask is not None: raise ValueError("pass attention_mask or cu_seqlens, not both")
-            xp, m = unpack_sequences(x, cu_seqlens)
-            y, S = self._mix(xp, state, m, self.algorithm); y = y[m][None]
-        return (y, S) if return_state else y
+# %% ../../nbs/00d_layers.ipynb #31a13f04
+@patch
+def init_state(self:AttentionMixer, batch:int, device=None, dtype=None) -> MixerState:
+    "The state of `batch` sequences before their first token: an empty memory, a zero convolution window."
+    if isinstance(batch, bool) or not hasattr(batch, '__index__') or batch < 0: raise ValueError(f"batch must be a whole number >= 0; got {batch!r}")
+    p = self.q_proj.weight; kw = dict(device=device or p.device, dtype=dtype or p.dtype); H, dk, dv = self.H, self.dk, self.dv
+    if self.fam.grows: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
+    else: S = torch.zeros(batch, H, self.fam.rows(dv), dk, **kw)
+    conv = None if self.convs is None else tuple(torch.zeros(batch, self.conv_size - 1, c.channels, **kw) for c in self.convs)
+    return MixerState(S, conv, self.fam.name)
 
-    def step(self, x,        # one token per sequence, `[batch, d_model]`
-             state=None,     # the state after the tokens before (None: the start of the sequences)
-            ) -> tuple:      # (output `[batch, d_model]`, the state after this token)
-        "Generation: one token through the recurrent step (the reference loop, no chunk padding), continuing `state`."
-        if not torch.is_tensor(x) or x.dim() != 2 or x.shape[-1] != self.d_model:
-            raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
-        y, S = self._mix(x[:, None], state, None, self.fam.loop)
-        return y[:, 0], S
+@patch
+def state_size(self:AttentionMixer, sequence_length:int=2048, **_) -> int:
+    "Numbers in one sequence's state (Zoology's interface): every head's memory and the convolution window (softmax: grows with the sequence)."
+    H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
+    mem = sequence_length * H * (dk + dv + 1) if fam.grows else H * fam.rows(dv) * dk
+    return mem + (0 if self.convs is None else (self.conv_size - 1) * H * (2 * dk + dv))
 
-    def to_fla_kwargs(self, model_type:str|None=None,  # fla's model type whose layer to build (`FLA_LAYER_ARGS`; default: this family's)
-                     ) -> dict:                           # arguments that fla's layer class of `model_type` takes, and only those
-        "This layer's configuration as the arguments of fla's layer class for `model_type` (`fla.layers.<class>(**kwargs)`); a setting that class cannot express is refused, naming it. `from_fla_config(kwargs, model_type=...)` reads it back."
-        mt = model_type or next((t for t, r in FLA_MODEL_TYPES.items() if r == self.fam.name and t in FLA_LAYER_ARGS), None)
-        if mt not in FLA_LAYER_ARGS:
-            if model_type is None: raise ValueError(f"the {self.fam.name} family has no fla layer that to_fla_kwargs writes (model types: {', '.join(FLA_LAYER_ARGS)})")
-            why = " (fla's MultiScaleRetention rotates q and k, which this layer does not)" if mt == 'retnet' else ""
-            raise ValueError(f"to_fla_kwargs writes the layers of model_type {', '.join(FLA_LAYER_ARGS)}; got {mt!r}{why}")
-        cls, names, fixed = FLA_LAYER_ARGS[mt]
-        if FLA_MODEL_TYPES[mt] != self.fam.name: raise ValueError(f"fla's {cls} computes the {FLA_MODEL_TYPES[mt]} family; this layer's is {self.fam.name}")
-        w = self.H / self.d_model
-        kw = dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w, head_dim=self.dk,
-                  use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
-                  use_output_gate=self.gate_proj is not None, qk_norm='l2', allow_neg_eigval=self.neg_eigval, mode=self.mode,
-                  layer_idx=self.layer_idx, use_beta=self.b_proj is not None, norm_eps=self.norm_eps, feature_map='identity', output_norm='rmsnorm')
-        if mt == 'gated_deltanet': kw['expand_v'] = self.dv // self.dk      # GatedDeltaNet: d_v = head_dim * expand_v
-        out = {n: kw[n] for n in names if n != 'mode' or self.mode is not None}
-        ours = dict(qk_norm=self.qk_norm, use_beta=self.b_proj is not None, use_short_conv=self.convs is not None, use_gate=self.gate_proj is not None)
-        bad = [f'{n}={ours[n]}' for n, v in fixed.items() if ours[n] != v]
-        bad += _fla_cannot(mt, lambda n, d: out.get(n, d), self.H)          # what fla's layer does with what it is given, or by default
-        if not math.isclose(self.scale, self.dk ** -0.5, rel_tol=1e-12): bad.append(f'scale={self.scale:g} (fla scales queries by d_k^-1/2: scale=None)')
-        if self.norm_eps is None: bad.append("norm_eps=None (the dtype's epsilon; fla takes a number, 1e-5 by default)")
-        if mt == 'gated_deltanet' and self.dv % self.dk: bad.append(f'd_v={self.dv} (GatedDeltaNet makes d_v a whole multiple of head_dim={self.dk})')
-        if bad: raise ValueError(f"fla's {cls} cannot express this layer's {', '.join(bad)}")
-        return out
+# %% ../../nbs/00d_layers.ipynb #61f7ea12
+@patch
+def _state(self:AttentionMixer, state, B):
+    "The recurrent state and convolution window of `state`, checked against this layer (None: a fresh start)."
+    if state is None: return None, None
+    fam, H, dk, dv = self.fam, self.H, self.dk, self.dv
+    if not isinstance(state, MixerState):
+        if self.convs is None and (torch.is_tensor(state) or isinstance(state, ExemplarMemory)): state = MixerState(state, None, fam.name)
+        else: raise TypeError(f"state must be a MixerState (from return_state=True or init_state); got {type(state).__name__}"
+                              + ("" if self.convs is None else ": a bare recurrent state lacks the short convolution's last inputs"))
+    if state.rule != fam.name: raise ValueError(f"state comes from a {state.rule} layer; this layer's family is {fam.name}")
+    S, conv = state.recurrent, state.conv
+    if fam.grows:
+        ok = isinstance(S, ExemplarMemory) and S.keys.dim() == 4 and S.keys.shape[0] == B and tuple(S.keys.shape[2:]) == (H, dk) \
+             and tuple(S.values.shape) == tuple(S.keys.shape[:3]) + (dv,) and S.weights.shape == S.keys.shape[:3]
+        want = f"an ExemplarMemory with keys [batch={B}, n, heads={H}, d_k={dk}], values [.., d_v={dv}], weights [batch, n, heads]"
+    else:
+        want = (B, H, fam.rows(dv), dk)
+        ok = torch.is_tensor(S) and tuple(S.shape) == want
+    if not ok:
+        got = tuple(S.shape) if torch.is_tensor(S) else (tuple(tuple(t.shape) for t in S) if isinstance(S, ExemplarMemory) else type(S).__name__)
+        raise ValueError(f"state.recurrent does not fit this layer: expected {want}; got {got}")
+    want = None if self.convs is None else tuple((B, self.conv_size - 1, c.channels) for c in self.convs)
+    got = None if conv is None else tuple(tuple(c.shape) for c in conv)
+    if got != want: raise ValueError(f"state.conv does not fit this layer: expected {want} (q, k, v windows); got {got}")
+    return S, conv
 
-    @classmethod
-    def from_fla_config(cls, config,       # a dict, an fla config object or an fla layer (fields read by fla's names; others ignored)
-                        rule:str|None=None, # the family (default: from the config's `model_type`, see `FLA_MODEL_TYPES`)
-                        model_type:str|None=None,  # fla's model type, for its layer's defaults (`FLA_LAYER_DEFAULTS`; default: the config's)
-                        **kw) -> AttentionMixer:  # anything else of the constructor (overrides the config)
-        "A layer from an fla configuration that computes what fla's layer computes: fla's names (`attn_mode` is `mode`, `use_output_gate` is `use_gate`), its query scale d_k^-1/2, its norm epsilon (1e-5) and its layer's defaults; a setting of fla's layer that this layer does not compute (`FLA_LAYER_SETTINGS`) is refused, naming it."
-        if isinstance(config, nn.Module): config = _fla_layer_settings(config)    # a built fla layer
-        has = (lambda n: n in config) if isinstance(config, dict) else (lambda n: hasattr(config, n))
-        get = (lambda n: config.get(n)) if isinstance(config, dict) else (lambda n: getattr(config, n, None))
-        mt = model_type or get('model_type')
-        if mt is not None and mt not in FLA_MODEL_TYPES: raise ValueError(f"model_type must be one of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}")
-        if mt == 'retnet': raise ValueError("fla's MultiScaleRetention rotates q and k (rotary embeddings), which this layer does not: from_fla_config builds no retnet layer")
-        if rule is None:
-            if mt is None: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got None: pass rule= or model_type=")
-            rule = FLA_MODEL_TYPES[mt]
-        names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx', 'use_beta')
-        args = {**FLA_LAYER_DEFAULTS.get(mt, {}), **{n: get(n) for n in names if get(n) is not None}}
-        gate = _alias('use_gate', get('use_gate'), 'use_output_gate', get('use_output_gate'))
-        if gate is not None: args['use_gate'] = gate
-        attn, i = get('attn'), kw.get('layer_idx', get('layer_idx'))      # a hybrid fla model: softmax attention at some layers
-        if attn is not None:
-            at = sorted({j for s in ([attn] if isinstance(attn, dict) else attn) for j in (s['layers'] if isinstance(s, dict) else s.layers)})
-            if i is None or i in at:
-                raise ValueError(f"the config's attn puts softmax attention at layers {at}" + (": pass layer_idx= of one of the other layers" if i is None else
-                                 f", layer_idx={i} among them (fla builds its Attention there, not a {mt} layer)"))
-        bad = _fla_cannot(mt, lambda n, d: get(n) if has(n) else d, args.get('num_heads', 4))
-        if bad: raise ValueError(f"fla's {FLA_LAYER_ARGS[mt][0]} with {', '.join(bad)} computes what this layer does not")
-        if get('mode') or get('attn_mode'): args['mode'] = get('mode') or get('attn_mode')
-        args['scale'] = get('scale') if has('scale') else None           # fla's layers: d_k^-1/2
-        args['norm_eps'] = get('norm_eps') if has('norm_eps') else 1e-5   # fla's default
-        return cls(rule=rule, **{**args, **kw})
+# %% ../../nbs/00d_layers.ipynb #288f2daa
+@patch
+def _mix(self:AttentionMixer, x, state, mask, algorithm):
+    "The layer on `x` `[B,T,d_model]` from `state`, real steps where `mask` is 1: (output, final `MixerState`)."
+    if not torch.is_tensor(x) or x.dim() != 3 or x.shape[-1] != self.d_model:
+        raise ValueError(f"x must be [batch, time, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
+    w = self.q_proj.weight
+    if not x.is_floating_point(): raise ValueError(f"x must hold floating-point numbers (this layer computes in {w.dtype}); got {x.dtype}")
+    if x.device != w.device: raise ValueError(f"x is on {x.device}; this layer's weights are on {w.device}: move one (x.to(device) or layer.to(device))")
+    if x.dtype != w.dtype and not _autocast(x.device.type):
+        raise ValueError(f"x is {x.dtype}; this layer computes in {w.dtype}: convert one (x.to(dtype) or layer.to(dtype))")
+    B, T, _ = x.shape; H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
+    grad = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in self.parameters()))
+    check_memory(x.element_size() * (2.0 + 2 * grad) * B * T * (5 * H * (2 * dk + dv) + 4 * self.d_model),   # projections, convolutions, gates, norms
+                 f'AttentionMixer ({fam.name}: {B:,} x {T:,} tokens, d_model {self.d_model})', x.device)
+    S0, cache = self._state(state, B)
+    n = keep = None
+    if mask is not None:
+        lead, n = mask_lengths(mask, B, T, x.device)
+        rolled = bool((lead > 0).any())
+        if rolled: x = _roll(x, lead)                                   # left padding moved to the right: real steps first
+        keep = torch.arange(T, device=x.device) < n[:, None]            # [B,T]: real steps
+        x = torch.where(keep[..., None], x, 0.)                         # padding is zeros (whatever it held, NaN too): the convolution never sees it
+    q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+    for name, ts in (('state.recurrent', () if S0 is None else (S0,) if torch.is_tensor(S0) else tuple(S0)), ('state.conv', cache or ())):
+        for t in ts:                                                    # the dtype it computes in (autocast: q's) or its weights'
+            if t.dtype not in (q.dtype, w.dtype) or t.device != x.device:
+                raise ValueError(f"{name} is {t.dtype} on {t.device}; this layer computes in {q.dtype} on {x.device}: pass the state it returned, or convert it")
+    conv = None
+    if self.convs is not None:
+        (q, cq), (k, ck), (v, cv) = (c(t, None if cache is None else cache[i], n, True) for i, (c, t) in enumerate(zip(self.convs, (q, k, v))))
+        conv = (cq, ck, cv)
+    q, k, v = q.reshape(B, T, H, dk), k.reshape(B, T, H, dk), v.reshape(B, T, H, dv)
+    kw = self.kw_proj(x).reshape(B, T, H, dk) if self.kw_proj is not None else None
+    if fam.positive_keys: q, k = F.elu(q) + 1, F.elu(k) + 1
+    elif self.qk_norm and not fam.grows:
+        q, k = l2norm(q), l2norm(k)
+        if kw is not None: kw = l2norm(kw)
+    if self.scale != 1: q = q * self.scale
+    opts = {}
+    if self.b_proj is not None: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
+    elif not fam.grows: opts['beta'] = x.new_full((B, T, H), 2. if self.neg_eigval else 1.)
+    else: opts.update(tau=math.sqrt(dk))
+    g = None
+    if self.g_proj is not None:
+        g = torch.exp(F.logsigmoid(self.g_proj(x)) / 16)
+        g = g.reshape(B, T, H, dk) if fam.gamma_channels(dk) is not None else g
+    elif self.gamma_fixed is not None: g = self.gamma_fixed.to(x)
+    elif self.gamma_logit is not None: g = torch.sigmoid(self.gamma_logit)
+    if keep is not None:                                                # a padded step writes nothing and forgets nothing
+        k3 = keep[..., None].to(x)
+        k = k * k3[..., None]
+        if kw is not None: kw = kw * k3[..., None]
+        opts['beta'] = opts['beta'] * k3 if 'beta' in opts else k3.expand(B, T, H)
+        if g is not None:
+            c = keep.reshape(B, T, 1, 1) if fam.gamma_channels(dk) is not None else keep[..., None]
+            g = torch.where(c, g.expand((B, T, H, dk) if fam.gamma_channels(dk) is not None else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
+    if g is not None: opts['gamma'] = g
+    if kw is not None: opts['kw'] = kw
+    tr = recur(k, v, q, rule=fam, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=-(-T // -(-T // self.chunk)) if T else self.chunk, **opts)
+    o = rms_norm(tr.out, self.o_norm.weight, self.o_norm.eps) if isinstance(self.o_norm, getattr(nn, 'RMSNorm', ())) else self.o_norm(tr.out)   # (a model may replace the norm)
+    if self.gate_proj is not None: o = o * F.silu(self.gate_proj(x).reshape(B, T, H, dv))
+    y = self.o_proj(o.reshape(B, T, H * dv))
+    if keep is not None:
+        y = torch.where(keep[..., None], y, 0.)                         # 0 at padding, and no gradient into it
+        if rolled: y = _roll(y, -lead)
+    return y, MixerState(tr.state, conv, fam.name)
 
-    def init_state(self, batch:int, device=None, dtype=None) -> MixerState:
-        "The state of `batch` sequences before their first token: an empty memory, a zero convolution window."
-        if isinstance(batch, bool) or not hasattr(batch, '__index__') or batch < 0: raise ValueError(f"batch must be a whole number >= 0; got {batch!r}")
-        p = self.q_proj.weight; kw = dict(device=device or p.device, dtype=dtype or p.dtype); H, dk, dv = self.H, self.dk, self.dv
-        if self.fam.grows: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
-        else: S = torch.zeros(batch, H, self.fam.rows(dv), dk, **kw)
-        conv = None if self.convs is None else tuple(torch.zeros(batch, self.conv_size - 1, c.channels, **kw) for c in self.convs)
-        return MixerState(S, conv, self.fam.name)
+# %% ../../nbs/00d_layers.ipynb #35f7ae65
+@patch
+def forward(self:AttentionMixer, x,   # `[batch, time, d_model]` (`[1, total, d_model]` with `cu_seqlens`)
+            state=None,               # a `MixerState` from `return_state=True` or `init_state` (without a convolution: the bare recurrent state)
+            return_state:bool=False,  # also return the final `MixerState` (to continue the sequences)
+            attention_mask=None,      # `[batch, time]`, 1 for real steps, 0 for padding (left or right)
+            cu_seqlens=None,          # `[N + 1]` boundaries of N packed sequences (fla's convention)
+           ):
+    "Mix tokens: `[batch, time, d_model] -> [batch, time, d_model]` through the family's recurrence."
+    if cu_seqlens is None: y, S = self._mix(x, state, attention_mask, self.algorithm)
+    else:
+        if attention_mask is not None: raise ValueError("pass attention_mask or cu_seqlens, not both")
+        xp, m = unpack_sequences(x, cu_seqlens)
+        y, S = self._mix(xp, state, m, self.algorithm); y = y[m][None]
+    return (y, S) if return_state else y
 
-    def state_size(self, sequence_length:int=2048, **_) -> int:
-        "Numbers in one sequence's state (Zoology's interface): every head's memory and the convolution window (softmax: grows with the sequence)."
-        H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
-        mem = sequence_length * H * (dk + dv + 1) if fam.grows else H * fam.rows(dv) * dk
-        return mem + (0 if self.convs is None else (self.conv_size - 1) * H * (2 * dk + dv))
+# %% ../../nbs/00d_layers.ipynb #b2828a50
+@patch
+def step(self:AttentionMixer, x,        # one token per sequence, `[batch, d_model]`
+         state=None,     # the state after the tokens before (None: the start of the sequences)
+        ) -> tuple:      # (output `[batch, d_model]`, the state after this token)
+    "Generation: one token through the recurrent step (the reference loop, no chunk padding), continuing `state`."
+    if not torch.is_tensor(x) or x.dim() != 2 or x.shape[-1] != self.d_model:
+        raise ValueError(f"step takes one token per sequence, x of shape [batch, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
+    y, S = self._mix(x[:, None], state, None, self.fam.loop)
+    return y[:, 0], S
 
-    def _state(self, state, B):
-        "The recurrent state and convolution window of `state`, checked against this layer (None: a fresh start)."
-        if state is None: return None, None
-        fam, H, dk, dv = self.fam, self.H, self.dk, self.dv
-        if not isinstance(state, MixerState):
-            if self.convs is None and (torch.is_tensor(state) or isinstance(state, ExemplarMemory)): state = MixerState(state, None, fam.name)
-            else: raise TypeError(f"state must be a MixerState (from return_state=True or init_state); got {type(state).__name__}"
-                                  + ("" if self.convs is None else ": a bare recurrent state lacks the short convolution's last inputs"))
-        if state.rule != fam.name: raise ValueError(f"state comes from a {state.rule} layer; this layer's family is {fam.name}")
-        S, conv = state.recurrent, state.conv
-        if fam.grows:
-            ok = isinstance(S, ExemplarMemory) and S.keys.dim() == 4 and S.keys.shape[0] == B and tuple(S.keys.shape[2:]) == (H, dk) \
-                 and tuple(S.values.shape) == tuple(S.keys.shape[:3]) + (dv,) and S.weights.shape == S.keys.shape[:3]
-            want = f"an ExemplarMemory with keys [batch={B}, n, heads={H}, d_k={dk}], values [.., d_v={dv}], weights [batch, n, heads]"
-        else:
-            want = (B, H, fam.rows(dv), dk)
-            ok = torch.is_tensor(S) and tuple(S.shape) == want
-        if not ok:
-            got = tuple(S.shape) if torch.is_tensor(S) else (tuple(tuple(t.shape) for t in S) if isinstance(S, ExemplarMemory) else type(S).__name__)
-            raise ValueError(f"state.recurrent does not fit this layer: expected {want}; got {got}")
-        want = None if self.convs is None else tuple((B, self.conv_size - 1, c.channels) for c in self.convs)
-        got = None if conv is None else tuple(tuple(c.shape) for c in conv)
-        if got != want: raise ValueError(f"state.conv does not fit this layer: expected {want} (q, k, v windows); got {got}")
-        return S, conv
+# %% ../../nbs/00d_layers.ipynb #4e87c5ca
+@patch
+def to_fla_kwargs(self:AttentionMixer, model_type:str|None=None,  # fla's model type whose layer to build (`FLA_LAYER_ARGS`; default: this family's)
+                 ) -> dict:                           # arguments that fla's layer class of `model_type` takes, and only those
+    "This layer's configuration as the arguments of fla's layer class for `model_type` (`fla.layers.<class>(**kwargs)`); a setting that class cannot express is refused, naming it. `from_fla_config(kwargs, model_type=...)` reads it back."
+    mt = model_type or next((t for t, r in FLA_MODEL_TYPES.items() if r == self.fam.name and t in FLA_LAYER_ARGS), None)
+    if mt not in FLA_LAYER_ARGS:
+        if model_type is None: raise ValueError(f"the {self.fam.name} family has no fla layer that to_fla_kwargs writes (model types: {', '.join(FLA_LAYER_ARGS)})")
+        why = " (fla's MultiScaleRetention rotates q and k, which this layer does not)" if mt == 'retnet' else ""
+        raise ValueError(f"to_fla_kwargs writes the layers of model_type {', '.join(FLA_LAYER_ARGS)}; got {mt!r}{why}")
+    cls, names, fixed = FLA_LAYER_ARGS[mt]
+    if FLA_MODEL_TYPES[mt] != self.fam.name: raise ValueError(f"fla's {cls} computes the {FLA_MODEL_TYPES[mt]} family; this layer's is {self.fam.name}")
+    w = self.H / self.d_model
+    kw = dict(hidden_size=self.d_model, num_heads=self.H, expand_k=self.dk * w, expand_v=self.dv * w, head_dim=self.dk,
+              use_short_conv=self.convs is not None, conv_size=self.conv_size or 4, use_gate=self.gate_proj is not None,
+              use_output_gate=self.gate_proj is not None, qk_norm='l2', allow_neg_eigval=self.neg_eigval, mode=self.mode,
+              layer_idx=self.layer_idx, use_beta=self.b_proj is not None, norm_eps=self.norm_eps, feature_map='identity', output_norm='rmsnorm')
+    if mt == 'gated_deltanet': kw['expand_v'] = self.dv // self.dk      # GatedDeltaNet: d_v = head_dim * expand_v
+    out = {n: kw[n] for n in names if n != 'mode' or self.mode is not None}
+    ours = dict(qk_norm=self.qk_norm, use_beta=self.b_proj is not None, use_short_conv=self.convs is not None, use_gate=self.gate_proj is not None)
+    bad = [f'{n}={ours[n]}' for n, v in fixed.items() if ours[n] != v]
+    bad += _fla_cannot(mt, lambda n, d: out.get(n, d), self.H)          # what fla's layer does with what it is given, or by default
+    if not math.isclose(self.scale, self.dk ** -0.5, rel_tol=1e-12): bad.append(f'scale={self.scale:g} (fla scales queries by d_k^-1/2: scale=None)')
+    if self.norm_eps is None: bad.append("norm_eps=None (the dtype's epsilon; fla takes a number, 1e-5 by default)")
+    if mt == 'gated_deltanet' and self.dv % self.dk: bad.append(f'd_v={self.dv} (GatedDeltaNet makes d_v a whole multiple of head_dim={self.dk})')
+    if bad: raise ValueError(f"fla's {cls} cannot express this layer's {', '.join(bad)}")
+    return out
 
-    def _mix(self, x, state, mask, algorithm):
-        "The layer on `x` `[B,T,d_model]` from `state`, real steps where `mask` is 1: (output, final `MixerState`)."
-        if not torch.is_tensor(x) or x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"x must be [batch, time, d_model={self.d_model}]; got {tuple(getattr(x, 'shape', ()))}")
-        w = self.q_proj.weight
-        if not x.is_floating_point(): raise ValueError(f"x must hold floating-point numbers (this layer computes in {w.dtype}); got {x.dtype}")
-        if x.device != w.device: raise ValueError(f"x is on {x.device}; this layer's weights are on {w.device}: move one (x.to(device) or layer.to(device))")
-        if x.dtype != w.dtype and not _autocast(x.device.type):
-            raise ValueError(f"x is {x.dtype}; this layer computes in {w.dtype}: convert one (x.to(dtype) or layer.to(dtype))")
-        B, T, _ = x.shape; H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
-        grad = torch.is_grad_enabled() and (x.requires_grad or any(p.requires_grad for p in self.parameters()))
-        check_memory(x.element_size() * (2.0 + 2 * grad) * B * T * (5 * H * (2 * dk + dv) + 4 * self.d_model),   # projections, convolutions, gates, norms
-                     f'AttentionMixer ({fam.name}: {B:,} x {T:,} tokens, d_model {self.d_model})', x.device)
-        S0, cache = self._state(state, B)
-        n = keep = None
-        if mask is not None:
-            lead, n = mask_lengths(mask, B, T, x.device)
-            rolled = bool((lead > 0).any())
-            if rolled: x = _roll(x, lead)                                   # left padding moved to the right: real steps first
-            keep = torch.arange(T, device=x.device) < n[:, None]            # [B,T]: real steps
-            x = torch.where(keep[..., None], x, 0.)                         # padding is zeros (whatever it held, NaN too): the convolution never sees it
-        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
-        for name, ts in (('state.recurrent', () if S0 is None else (S0,) if torch.is_tensor(S0) else tuple(S0)), ('state.conv', cache or ())):
-            for t in ts:                                                    # the dtype it computes in (autocast: q's) or its weights'
-                if t.dtype not in (q.dtype, w.dtype) or t.device != x.device:
-                    raise ValueError(f"{name} is {t.dtype} on {t.device}; this layer computes in {q.dtype} on {x.device}: pass the state it returned, or convert it")
-        conv = None
-        if self.convs is not None:
-            (q, cq), (k, ck), (v, cv) = (c(t, None if cache is None else cache[i], n, True) for i, (c, t) in enumerate(zip(self.convs, (q, k, v))))
-            conv = (cq, ck, cv)
-        q, k, v = q.reshape(B, T, H, dk), k.reshape(B, T, H, dk), v.reshape(B, T, H, dv)
-        kw = self.kw_proj(x).reshape(B, T, H, dk) if self.kw_proj is not None else None
-        if fam.positive_keys: q, k = F.elu(q) + 1, F.elu(k) + 1
-        elif self.qk_norm and not fam.grows:
-            q, k = l2norm(q), l2norm(k)
-            if kw is not None: kw = l2norm(kw)
-        if self.scale != 1: q = q * self.scale
-        opts = {}
-        if self.b_proj is not None: opts['beta'] = torch.sigmoid(self.b_proj(x)) * (2 if self.neg_eigval else 1)
-        elif not fam.grows: opts['beta'] = x.new_full((B, T, H), 2. if self.neg_eigval else 1.)
-        else: opts.update(tau=math.sqrt(dk))
-        g = None
-        if self.g_proj is not None:
-            g = torch.exp(F.logsigmoid(self.g_proj(x)) / 16)
-            g = g.reshape(B, T, H, dk) if fam.gamma_channels(dk) is not None else g
-        elif self.gamma_fixed is not None: g = self.gamma_fixed.to(x)
-        elif self.gamma_logit is not None: g = torch.sigmoid(self.gamma_logit)
-        if keep is not None:                                                # a padded step writes nothing and forgets nothing
-            k3 = keep[..., None].to(x)
-            k = k * k3[..., None]
-            if kw is not None: kw = kw * k3[..., None]
-            opts['beta'] = opts['beta'] * k3 if 'beta' in opts else k3.expand(B, T, H)
-            if g is not None:
-                c = keep.reshape(B, T, 1, 1) if fam.gamma_channels(dk) is not None else keep[..., None]
-                g = torch.where(c, g.expand((B, T, H, dk) if fam.gamma_channels(dk) is not None else (B, T, H)), torch.ones((), dtype=x.dtype, device=x.device))
-        if g is not None: opts['gamma'] = g
-        if kw is not None: opts['kw'] = kw
-        tr = recur(k, v, q, rule=fam, S0=S0, check=False, reads='out', algorithm=algorithm, chunk=-(-T // -(-T // self.chunk)) if T else self.chunk, **opts)
-        o = rms_norm(tr.out, self.o_norm.weight, self.o_norm.eps) if isinstance(self.o_norm, getattr(nn, 'RMSNorm', ())) else self.o_norm(tr.out)   # (a model may replace the norm)
-        if self.gate_proj is not None: o = o * F.silu(self.gate_proj(x).reshape(B, T, H, dv))
-        y = self.o_proj(o.reshape(B, T, H * dv))
-        if keep is not None:
-            y = torch.where(keep[..., None], y, 0.)                         # 0 at padding, and no gradient into it
-            if rolled: y = _roll(y, -lead)
-        return y, MixerState(tr.state, conv, fam.name)
+# %% ../../nbs/00d_layers.ipynb #4e2a1069
+@patch(cls_method=True)
+def from_fla_config(cls:AttentionMixer, config,       # a dict, an fla config object or an fla layer (fields read by fla's names; others ignored)
+                    rule:str|None=None, # the family (default: from the config's `model_type`, see `FLA_MODEL_TYPES`)
+                    model_type:str|None=None,  # fla's model type, for its layer's defaults (`FLA_LAYER_DEFAULTS`; default: the config's)
+                    **kw) -> AttentionMixer:  # anything else of the constructor (overrides the config)
+    "A layer from an fla configuration that computes what fla's layer computes: fla's names (`attn_mode` is `mode`, `use_output_gate` is `use_gate`), its query scale d_k^-1/2, its norm epsilon (1e-5) and its layer's defaults; a setting of fla's layer that this layer does not compute (`FLA_LAYER_SETTINGS`) is refused, naming it."
+    if isinstance(config, nn.Module): config = _fla_layer_settings(config)    # a built fla layer
+    has = (lambda n: n in config) if isinstance(config, dict) else (lambda n: hasattr(config, n))
+    get = (lambda n: config.get(n)) if isinstance(config, dict) else (lambda n: getattr(config, n, None))
+    mt = model_type or get('model_type')
+    if mt is not None and mt not in FLA_MODEL_TYPES: raise ValueError(f"model_type must be one of {', '.join(FLA_MODEL_TYPES)}; got {mt!r}")
+    if mt == 'retnet': raise ValueError("fla's MultiScaleRetention rotates q and k (rotary embeddings), which this layer does not: from_fla_config builds no retnet layer")
+    if rule is None:
+        if mt is None: raise ValueError(f"rule=None needs a config model_type of {', '.join(FLA_MODEL_TYPES)}; got None: pass rule= or model_type=")
+        rule = FLA_MODEL_TYPES[mt]
+    names = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'use_short_conv', 'conv_size', 'use_gate', 'qk_norm', 'allow_neg_eigval', 'layer_idx', 'use_beta')
+    args = {**FLA_LAYER_DEFAULTS.get(mt, {}), **{n: get(n) for n in names if get(n) is not None}}
+    gate = _alias('use_gate', get('use_gate'), 'use_output_gate', get('use_output_gate'))
+    if gate is not None: args['use_gate'] = gate
+    attn, i = get('attn'), kw.get('layer_idx', get('layer_idx'))      # a hybrid fla model: softmax attention at some layers
+    if attn is not None:
+        at = sorted({j for s in ([attn] if isinstance(attn, dict) else attn) for j in (s['layers'] if isinstance(s, dict) else s.layers)})
+        if i is None or i in at:
+            raise ValueError(f"the config's attn puts softmax attention at layers {at}" + (": pass layer_idx= of one of the other layers" if i is None else
+                             f", layer_idx={i} among them (fla builds its Attention there, not a {mt} layer)"))
+    bad = _fla_cannot(mt, lambda n, d: get(n) if has(n) else d, args.get('num_heads', 4))
+    if bad: raise ValueError(f"fla's {FLA_LAYER_ARGS[mt][0]} with {', '.join(bad)} computes what this layer does not")
+    if get('mode') or get('attn_mode'): args['mode'] = get('mode') or get('attn_mode')
+    args['scale'] = get('scale') if has('scale') else None           # fla's layers: d_k^-1/2
+    args['norm_eps'] = get('norm_eps') if has('norm_eps') else 1e-5   # fla's default
+    return cls(rule=rule, **{**args, **kw})
