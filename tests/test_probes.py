@@ -1,7 +1,7 @@
 "Trained-model probes: design compilation, scores, statistics, and the claims' decision rules (no real training here)."
 import math
 import pytest, torch
-from pavlovattn.apps.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, betainc, seed_stats, holm, measure_model,
+from pavlovattn.apps.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, seed_stats, holm, measure_model,
                                cue_competition_verdict, recovery_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design,
                                REBIND, compile_rebind, rebind_scores, measure_rebind, summarize_rebind, rebind_verdict)
 from pavlovattn.apps.models import AssocLM, VectorTask, TASKS
@@ -53,10 +53,74 @@ def test_measure_model_and_gates_on_an_untrained_model():
     assert gam is None and 0 < beta < 1
 
 def test_t_distribution_against_tables():
-    for df, q in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (30, 2.0423)):
-        assert abs(t_ppf(0.975, df) - q) < 1e-3
-    assert abs(t_cdf(2.0, 1) - (0.5 + math.atan(2.0) / math.pi)) < 1e-10     # Cauchy
-    assert abs(betainc(2, 3, 0.4) - 0.5248) < 1e-4 and betainc(1, 1, 0.3) == pytest.approx(0.3)
+    "Quantiles from the printed tables (4 decimals), and the closed forms at 1 and 2 degrees of freedom (Cauchy: tan; df 2: (2p - 1)/sqrt(2p(1 - p)))."
+    for p, df, q in ((.975, 1, 12.7062), (.975, 2, 4.3027), (.975, 4, 2.7764), (.975, 9, 2.2622), (.975, 30, 2.0423),
+                     (.95, 5, 2.0150), (.95, 10, 1.8125), (.995, 3, 5.8409), (.995, 20, 2.8453)):
+        assert abs(t_ppf(p, df) - q) < 5e-5, (p, df, t_ppf(p, df))
+    for p in (0.6, 0.9, 0.975, 0.999):
+        assert t_ppf(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-13)
+        assert t_ppf(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-13)
+        assert t_cdf(t_ppf(p, 7), 7) == pytest.approx(p, rel=1e-13) and t_ppf(1 - p, 7) == pytest.approx(-t_ppf(p, 7), rel=1e-13)
+    assert abs(t_cdf(2.0, 1) - (0.5 + math.atan(2.0) / math.pi)) < 1e-15     # Cauchy
+    assert t_cdf(0, 4) == 0.5 and t_cdf(math.inf, 4) == 1.0 and t_cdf(-math.inf, 4) == 0.0 and t_cdf(1e300, 4) == 1.0
+
+# The hand-written versions these replaced (issue 45), kept here to check that the library's give the same numbers.
+def _old_betacf(a, b, x, it=300, eps=1e-15):
+    qab, qap, qam = a + b, a + 1, a - 1; c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > 1e-300 else 1e-300); h = d
+    for m in range(1, it + 1):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1 + aa * d; d = 1 / (d if abs(d) > 1e-300 else 1e-300)
+            c = 1 + aa / c; c = c if abs(c) > 1e-300 else 1e-300
+            h *= d * c
+        if abs(d * c - 1) < eps: break
+    return h
+
+def _old_t_cdf(t, df):
+    if math.isinf(t): return 1.0 if t > 0 else 0.0
+    a, b, x = df / 2, 0.5, df / (df + t * t)
+    if x <= 0: p = 0.0
+    elif x >= 1: p = 0.5
+    else:
+        lb = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x)
+        p = 0.5 * (math.exp(lb) * _old_betacf(a, b, x) / a if x < (a + 1) / (a + b + 2) else 1 - math.exp(lb) * _old_betacf(b, a, 1 - x) / b)
+    return 1 - p if t > 0 else p
+
+def _old_t_ppf(p, df):
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _old_t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+def test_the_library_t_matches_the_hand_written_one():
+    "SciPy's t against the continued fraction and bisection it replaced, on the degrees of freedom the claims use (2 to 99 seeds): 1e-12 relative (1e-15 absolute where the value is 0)."
+    for df in (1, 2, 3, 4, 5, 7, 9, 14, 19, 29, 49, 98):
+        for t in (-12.7, -5, -3, -2, -1.5, -1, -0.5, -0.1, 0, 0.1, 0.5, 1, 1.5, 2, 3, 5, 12.7):
+            assert t_cdf(t, df) == pytest.approx(_old_t_cdf(t, df), rel=1e-12, abs=1e-15), (t, df)
+        for p in (0.001, 0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999):
+            assert t_ppf(p, df) == pytest.approx(_old_t_ppf(p, df), rel=1e-12, abs=1e-12), (p, df)
+        assert t_ppf(0.5, df) == 0.0 and abs(_old_t_ppf(0.5, df)) < 1e-7          # the median: exact now (the bisection was off by 1e-8 at df 1)
+
+def _old_holm(ps, alpha=0.05):
+    order = sorted(ps, key=ps.get); out, going = {}, True
+    for i, k in enumerate(order):
+        going = going and ps[k] <= alpha / (len(ps) - i); out[k] = going
+    return out
+
+def test_holm_worked_example_and_against_adjusted_p_values():
+    "Holm's textbook example (p = .01, .04, .03, .005 at alpha .05: thresholds .0125, .0167, .025, .05, stop at .03); on random families, rejected iff Holm's adjusted p (the running max of (m - i) p_(i)) is <= alpha."
+    assert holm({'H1': 0.01, 'H2': 0.04, 'H3': 0.03, 'H4': 0.005}) == {'H4': True, 'H1': True, 'H3': False, 'H2': False}
+    assert holm({'a': 0.02, 'b': 0.02}) == {'a': True, 'b': True} and holm({'a': 0.0251, 'b': 0.0251}) == {'a': False, 'b': False}
+    g = torch.Generator().manual_seed(0)
+    for m in (1, 2, 3, 5, 8, 13):
+        for _ in range(200):
+            ps = {f'h{i}': float(v) for i, v in enumerate(torch.rand(m, generator=g, dtype=torch.float64) ** 3)}
+            order = sorted(ps, key=ps.get); adj, run = {}, 0.0
+            for i, k in enumerate(order): run = max(run, min(1.0, (m - i) * ps[k])); adj[k] = run
+            got = holm(ps)
+            assert got == {k: adj[k] <= 0.05 for k in order} == _old_holm(ps) and list(got) == order
 
 def test_seed_stats_tost_and_holm():
     s = seed_stats([1.0, 2.0, 3.0]); assert s['mean'] == 2 and math.isclose(s['se'], 1 / math.sqrt(3))

@@ -263,12 +263,12 @@ def r_interval(r:float,          # a Pearson r
     Its nominal coverage is derived for n independent points from a bivariate normal distribution; fewer than 4 points are refused
     (n − 3 must be positive; with 3 points a bootstrap of r is degenerate too: two resamples in three have at most two distinct points,
     where r is ±1 or undefined)."""
-    from statistics import NormalDist
+    from scipy.special import ndtri                              # SciPy's normal quantile (what `scipy.stats.norm.ppf` calls)
     if n < R_MIN_POINTS: raise ValueError(f'an interval for r needs at least {R_MIN_POINTS} points; got {n}')
     if not 0 < level < 1: raise ValueError(f'level must lie in (0, 1); got {level}')
     r = max(-1., min(1., float(r)))
     if abs(r) == 1: return r, r                                  # a perfect r: atanh is infinite, and so is every interval's end
-    z, h = math.atanh(r), NormalDist().inv_cdf((1 + level) / 2) / math.sqrt(n - 3)
+    z, h = math.atanh(r), float(ndtri((1 + level) / 2)) / math.sqrt(n - 3)
     return math.tanh(z - h), math.tanh(z + h)
 
 def order_pairs(x, y, tol:float=1e-9) -> tuple:
@@ -363,6 +363,7 @@ def bootstrap(M,                 # `[E, F]` per-experiment scores (array or Data
     A = np.asarray(M, dtype=float)
     if A.ndim == 1: A = A[:, None]
     if len(A) == 0: nan = np.full(A.shape[1], np.nan); return nan, nan, nan
+    # our own, not scipy.stats.bootstrap: experiments resampled as units by one seeded stream that every column shares (paired), the stream the registered claims' intervals come from
     idx = np.random.default_rng(seed).integers(0, len(A), size=(n, len(A)))
     means = A[idx].mean(1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)

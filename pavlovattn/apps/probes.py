@@ -17,8 +17,8 @@ from ..base.cache import CacheError, code_kind, entry, legacy_json, migrator, re
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND',
-           'compile_design', 'probe_scores', 'read_gates', 'betainc', 't_cdf', 't_ppf', 'seed_stats', 'holm',
-           'trained_size', 'measure_model', 'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict',
+           'compile_design', 'probe_scores', 'read_gates', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'trained_size',
+           'measure_model', 'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict',
            'recovery_verdict', 'diff_stats', 'equivalence_power', 'dissociation_verdict', 'run_ablation',
            'without_conv_verdict', 'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind',
            'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
@@ -116,39 +116,19 @@ def read_gates(model, b:dict, kinds:dict) -> dict:
     return _by_kind(model, b, kinds, _gates)
 
 # %% ../../nbs/13_trained_probes.ipynb #757ffce4
-def _betacf(a, b, x, it=300, eps=1e-15):
-    qab, qap, qam = a + b, a + 1, a - 1; c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > 1e-300 else 1e-300); h = d
-    for m in range(1, it + 1):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + aa * d; d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-            c = 1 + aa / c; c = c if abs(c) > 1e-300 else 1e-300
-            h *= d * c
-        if abs(d * c - 1) < eps: break
-    return h
+def t_cdf(t:float,   # the statistic
+          df:float,  # degrees of freedom
+         ) -> float:
+    "P(T <= t) for Student's t with `df` degrees of freedom: SciPy's `stdtr` (what `scipy.stats.t.cdf` calls)."
+    from scipy.special import stdtr
+    return float(stdtr(df, t))
 
-def betainc(a:float, b:float, x:float) -> float:
-    "Regularised incomplete beta I_x(a, b)."
-    if x <= 0: return 0.0
-    if x >= 1: return 1.0
-    lb = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x)
-    if x < (a + 1) / (a + b + 2): return math.exp(lb) * _betacf(a, b, x) / a
-    return 1 - math.exp(lb) * _betacf(b, a, 1 - x) / b
-
-def t_cdf(t:float, df:float) -> float:
-    "P(T <= t) for Student's t with `df` degrees of freedom."
-    if math.isinf(t): return 1.0 if t > 0 else 0.0
-    p = 0.5 * betainc(df / 2, 0.5, df / (df + t * t))
-    return 1 - p if t > 0 else p
-
-def t_ppf(p:float, df:float) -> float:
-    "Quantile of Student's t (bisection on `t_cdf`)."
-    lo, hi = -1e3, 1e3
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
-    return (lo + hi) / 2
+def t_ppf(p:float,   # a probability in (0, 1)
+          df:float,  # degrees of freedom
+         ) -> float:
+    "The quantile of Student's t at `p`, the inverse of `t_cdf`: SciPy's `stdtrit` (what `scipy.stats.t.ppf` calls)."
+    from scipy.special import stdtrit
+    return float(stdtrit(df, p))
 
 # %% ../../nbs/13_trained_probes.ipynb #de08417c
 def seed_stats(x, margin:float|None=None) -> dict:
@@ -164,7 +144,7 @@ def seed_stats(x, margin:float|None=None) -> dict:
     return r
 
 def holm(ps:dict, alpha:float=0.05) -> dict:
-    "Holm step-down: {name: rejected?} for a dict of p-values."
+    "Holm step-down: {name: rejected?} for a dict of p-values (our own: SciPy has no Holm, only Benjamini-Hochberg in `false_discovery_control`, and statsmodels is no dependency)."
     order = sorted(ps, key=ps.get); out, going = {}, True
     for i, k in enumerate(order):
         going = going and ps[k] <= alpha / (len(ps) - i); out[k] = going
