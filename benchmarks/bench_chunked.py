@@ -15,6 +15,7 @@ sequential loop's forward+backward at T = 1024; the sequential loop no slower th
 On CUDA with flash-linear-attention installed, also: chunked DeltaNet within 5x of fla's chunk kernel at T = 4096 (ours
 in float32; fla's DeltaNet chunk kernel takes only half precision, so it runs in float16: the dtypes are printed).
 Usage: python benchmarks/bench_chunked.py [--quick] [--repeats 3] [--families delta,hebbian] [--threads N]
+Its runs so far (tables, targets, what was kept): benchmarks/bench_chunked.md.
 Run it on an otherwise idle machine: under load, torch's multi-threaded matrix products (the chunked form) wait for
 busy cores far more than the loop's tiny single-threaded steps, and the ratios mean nothing (seen: 0.0x at load 5).
 The allocator matters too: with glibc's defaults a process may hand the chunked form's megabyte-sized temporaries back

@@ -32,6 +32,7 @@ def _mod(name:str):
 
 def _one_line(msg) -> str: return _mod('base.cache').safe_line(msg)   # line breaks and terminal control characters escaped
 
+# %% ../../nbs/10_cli.ipynb #b79d369e
 _INT = re.compile(r'[+-]?[0-9]+', re.ASCII)
 _FLOAT = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?', re.ASCII)
 
@@ -112,6 +113,7 @@ def _run_args(p):
     p.add_argument('--results-file', default=None, metavar='PATH', help='also write the results as a table to PATH (.csv, or .parquet with pyarrow), written atomically')
     p.add_argument('--results-layout', default='tidy', metavar='LAYOUT', help="with --results-file: tidy (group, phase, trial, trial type, cue, statistic, value) or calmr (calmr's associations table) (default tidy)")
 
+# %% ../../nbs/10_cli.ipynb #d01b4f1e
 def _parse_salience(text:str) -> dict:
     "'A=0.8,B=0.2,(ctx)=0.5' -> {'A': 0.8, 'B': 0.2, 'ctx': 0.5}; one-line UsageError naming a bad item."
     out, first = {}, {}
@@ -142,6 +144,7 @@ def _must_exist(flag, path, more=': No such file or directory'):
 
 def _fmt(x:float) -> str: return f'{x:.6g}'
 
+# %% ../../nbs/10_cli.ipynb #b0e65202
 def _check_table_size(d, what='the csv table of this run'):
     "Refuse a CSV table (one row per group x trial x cue, about 300 bytes each in pandas) bigger than the memory available."
     dz = _mod('design.designs')
@@ -171,9 +174,10 @@ def _print_table(res):
             for x in pr: print(f"    phase {x['phase']}  #{lab(x):<{w}}  {x['mean']:>12.6g}  sd {x['sd']:.3g}  n={x['subjects']}")
         print('  final strengths: ' + '  '.join(f'{c} {_fmt(v)}' for c, v in strengths[g].items()))
 
-@subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
-def _run(a) -> int:
-    _choice('key coding', a.keys, _NAMES['key coding'])                 # every argument is checked before torch is imported
+# %% ../../nbs/10_cli.ipynb #1efaaadf
+def _check_run_args(a) -> dict|None:
+    "`run`'s arguments checked before torch is imported, each refusal one line; returns the saliences (`--salience`) parsed."
+    _choice('key coding', a.keys, _NAMES['key coding'])
     _choice('format', a.format, FORMATS); _choice('dtype', a.dtype, DTYPES)
     sal = _parse_salience(a.salience) if a.salience is not None else None
     if a.dialect is not None: _choice('dialect', a.dialect, _NAMES['dialect'])
@@ -196,6 +200,12 @@ def _run(a) -> int:
     _must_exist('--palms', a.palms, ': no such file (a design written out goes as DESIGN)')   # read_palms takes text too; the flag takes a file
     ext = os.path.splitext(a.results_file)[1].lower() if a.results_file is not None else '.csv'   # as interop.write_results refuses it
     if ext not in ('.csv', '.parquet'): raise UsageError(f'pavlovattn run: cannot write {ext or "a file without extension"}: use .csv or .parquet')
+    return sal
+
+# %% ../../nbs/10_cli.ipynb #5c981ddb
+@subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
+def _run(a) -> int:
+    sal = _check_run_args(a)                                            # every argument is checked before torch is imported
     if a.all_outcomes: return _run_pyndl(a, sal)
     dialect = a.dialect or ('calmr' if a.calmr is not None else 'native')
     if a.design is not None:                                            # the design language needs no torch: its errors come first too
@@ -259,6 +269,7 @@ def _run(a) -> int:
     else: _print_table(res)
     return 0
 
+# %% ../../nbs/10_cli.ipynb #adbd82b7
 def _given(a, dests) -> list:
     "The flags of `run` among `dests` set to other than their defaults (read from run's own parser), as written: a flag a route would ignore is refused by name."
     p = argparse.ArgumentParser(add_help=False); _run_args(p)
@@ -280,6 +291,7 @@ def _unstable_event(io_, path, sal, b1, b2):
     return (f"unstable learning rate: the event on line {n} of {path} has beta * (sum of its cues' alphas) = {r:.4g} > 2 "
             '(stable writes need <= 2; beta is --beta towards a present outcome, --beta-minus towards an absent one)') if r > 2 * (1 + 1e-9) else None
 
+# %% ../../nbs/10_cli.ipynb #8bce2856
 def _run_pyndl(a, sal) -> int:
     "`run --pyndl EVENTS --all-outcomes`: `interop.learn_pyndl`, every outcome in one pass; the outcomes x cues weights as a table, JSON or CSV."
     cmd = 'pavlovattn run'
@@ -323,6 +335,7 @@ def _run_pyndl(a, sal) -> int:
     for r in rows: print('  '.join(x.ljust(w[0]) if j == 0 else x.rjust(w[j]) for j, x in enumerate(r)))
     return 0
 
+# %% ../../nbs/10_cli.ipynb #084e1b6f
 def _first_nonfinite(x, path=()):
     "(path, value) of the first NaN or infinity in nested dicts and lists, or None."
     if isinstance(x, float): return None if math.isfinite(x) else ('.'.join(map(str, path)), x)
@@ -361,6 +374,7 @@ def _trains(claim) -> bool:
     "Whether a claim trains models (the trained-probes page's claims): they run with `--trained` or `--full`, or by id with `--only`."
     return claim.id.startswith('trained-')
 
+# %% ../../nbs/10_cli.ipynb #306d4337
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)
 def _reproduce(a) -> int:
     if a.json is not None and not a.json.strip(): raise UsageError('pavlovattn reproduce: --json needs a path; got an empty one')
@@ -402,6 +416,7 @@ def _reproduce(a) -> int:
     if a.strict and any(r['check'] == 'fail' for r in rows): return 1
     return 0
 
+# %% ../../nbs/10_cli.ipynb #31baa2be
 def _costs() -> dict:
     "The measured seconds per claim (`pavlovattn/data/claim_costs.json`, written by `tools/claim_costs.py` from a report) and where they were measured."
     try: return json.loads((__import__('pathlib').Path(importlib.import_module('pavlovattn').__file__).parent / 'data' / 'claim_costs.json').read_text())
@@ -430,6 +445,7 @@ def _tier_plan(claims, ids, tier) -> str:
             'trained': '; --full runs everything at the GPU-sized settings'}.get(tier, '')
     return _one_line(f'pavlovattn reproduce: {what}: {len(ids)} claim(s), {est}{rest}')
 
+# %% ../../nbs/10_cli.ipynb #76fa292b
 def _pending(claims, i) -> dict:
     "The report row of a claim not (yet) run: a partial report says so row by row."
     c = claims[i]
@@ -442,6 +458,7 @@ def _rewritable(path) -> bool:
     except FileNotFoundError: return not os.path.abspath(path).startswith(('/dev/', '/proc/'))
     except OSError: return False
 
+# %% ../../nbs/10_cli.ipynb #85d0663c
 def _run_incrementally(reg, claims, ids, a):
     "Run `ids` one by one; a bar weighted by each claim's measured cost gives the ETA; `--json` is rewritten after each. (rows, ok, exit status if stopped)."
     sec = _costs()['seconds']; mean = sum(sec.values()) / len(sec) if sec else 1.0
@@ -474,6 +491,7 @@ def _run_incrementally(reg, claims, ids, a):
     bar.close()
     return rows, ok, None
 
+# %% ../../nbs/10_cli.ipynb #47b52e05
 def _strict(obj, cmd):
     "`obj` with every NaN and infinity replaced by null (strict JSON), and one note on stderr when there were any."
     n = [0]
@@ -526,6 +544,7 @@ def _animal_args(p, fitting=False):
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--format', default='table', help='table or json (default table)')
 
+# %% ../../nbs/10_cli.ipynb #9a3ef199
 CEILINGS = dict(steps=5_000, restarts=50, subjects=1_000)   # what score and fit run without --no-ceiling
 
 def _animal(a, cmd) -> int:
@@ -588,6 +607,7 @@ def _animal(a, cmd) -> int:
               '(means: 10,000 resamples; the fit: 1,000 refits; seed 0)')
     return 0
 
+# %% ../../nbs/10_cli.ipynb #0a85d733
 @subcommand('score', 'score one family on the classic experiments (published group means): Pearson r and ordinal agreement')(_animal_args)
 def _score(a) -> int: return _animal(a, 'score')
 
@@ -604,6 +624,7 @@ def _battery_args(p):
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--figure', default=None, metavar='PATH', help='also write the card as a heat map (.png, .pdf or .svg)')
 
+# %% ../../nbs/10_cli.ipynb #f6a75515
 @subcommand('battery', "run every phenomenon of the package on one family (built-in or from a file) and print its report card")(_battery_args)
 def _battery(a) -> int:
     _choice('format', a.format, FORMATS, 'pavlovattn battery')
@@ -634,6 +655,7 @@ def _battery(a) -> int:
             if r.closed_form in ('none', 'not run') or r.direction == 'not run': print(f"  note: {i}: {r.note}")
     return 0
 
+# %% ../../nbs/10_cli.ipynb #509dafcc
 def _save_figure(card, path):
     "The card's heat map, written to a temporary file beside `path` and moved into place (never a partial figure)."
     import matplotlib; matplotlib.use('Agg')

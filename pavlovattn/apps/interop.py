@@ -26,6 +26,7 @@ def _read_source(path) -> bytes|None:
     if len(data) > READ_LIMIT: raise DesignError(f'{path} is not a regular file and gives more than {READ_LIMIT >> 20} MiB; give a file of that size or less')
     return data
 
+# %% ../../nbs/15_interop.ipynb #406c2579
 class _Lines:
     "A text file's lines (gzip or plain), each at most `LINE_LIMIT` characters; damaged gzip and text that is not UTF-8 become one `DesignError` line naming the file (a file that cannot be opened: `OSError`)."
     def __init__(self, path, encoding='utf-8'):
@@ -55,6 +56,7 @@ def _open_text(path, mode='rt'):
     if 'r' in mode: return _Lines(path)
     return gzip.open(path, mode, encoding='utf-8', newline='') if os.fspath(path).endswith('.gz') else open(path, mode, encoding='utf-8', newline='')
 
+# %% ../../nbs/15_interop.ipynb #bfbd1b07
 def _atomic_write(path, content) -> None:
     "Write `content` (text, gzip-compressed for a name ending in `.gz`; or a function that writes a file of the given name) to `path` as `cache.write_report` does: a regular file replaced atomically, a symlink's target written, a FIFO or a device written in place."
     from pavlovattn.base.cache import write_report
@@ -97,6 +99,7 @@ def _read_rows(path) -> tuple:
     if len(head) < 2: raise DesignError(f'{path}, line {rows[0][0]}: a calmr design needs a group column and at least one phase column')
     return head, body
 
+# %% ../../nbs/15_interop.ipynb #4109ba25
 def read_calmr(path,                 # a calmr design table as CSV (R's write.csv): `Group, P1, P2, ...` or `Group, P1, R1, P2, R2, ...`
                names:bool=False,     # also return the phase column names
               ):                     # a `Design` in the calmr dialect (with `names`: (design, [phase names]))
@@ -230,6 +233,7 @@ def _cue_palms(c:str) -> str:
                                "(written here A, (Ap), (App), (A_2)); rename it")
     return m[1] + "'" * len(m[2]) + ('' if m[3] is None else '^' + m[3])
 
+# %% ../../nbs/15_interop.ipynb #6443dba3
 def _palms_phase(s:str, where:str, unsigned:str, configural:dict|None=None) -> str:
     "One PALMS phase (`rand/lambda=0.25/beta=0.05/4AB+/4CD++`) as a phase of the native grammar (`!lam=0.25/beta=0.05/4AB+/4CD++`); `skip` for an empty phase. With `configural` (a dict it fills: our name -> PALMS's), a compound also has its configural cue, as PALMS adds one: `(AB)` for AB, here `(c_A_B)`."
     rnd, out, sets = False, [], {}
@@ -254,6 +258,7 @@ def _palms_phase(s:str, where:str, unsigned:str, configural:dict|None=None) -> s
     if not out: return 'skip'                                           # a phase the group skips (its settings change nothing)
     return ('!' if rnd else '') + ''.join(f'{k}={sets[k]!r}/' for k in ('lam', 'beta') if k in sets) + '/'.join(out)
 
+# %% ../../nbs/15_interop.ipynb #69bc3800
 def _palms_kv(lines) -> dict:
     "The `@` lines of a PALMS file as {name: (value, line)}; refused unless the model is Rescorla Wagner (the one PALMS model the delta family is)."
     model, kv = 'Rescorla Wagner', {}
@@ -268,6 +273,7 @@ def _palms_kv(lines) -> dict:
     if model != 'Rescorla Wagner': raise DesignError(f"the file's model is {model!r}: its parameters map onto the delta family only for Rescorla Wagner")
     return kv
 
+# %% ../../nbs/15_interop.ipynb #07f03e19
 def _palms_params(kv, cues, configural=None) -> dict:
     "The `@` parameters (`_palms_kv`) as `simulate` keywords: alpha -> salience (PALMS's default for a cue without its own alpha included), beta/beta_neg -> rates on +/- trials, lamda -> lam, num_trials -> subjects."
     def num(k):
@@ -289,6 +295,7 @@ def _palms_params(kv, cues, configural=None) -> dict:
     out['subjects'] = int(num('num_trials'))
     return out
 
+# %% ../../nbs/15_interop.ipynb #16fada43
 def read_palms(source,               # a PALMS experiment: a `.rw` file's path, or its text (lines `Name|phase|phase`, `@name=value;...`)
                unsigned:str='-',     # what a trial with no sign is: '-' (PALMS since February 2026) or '+' (earlier PALMS)
                params:bool=False,    # also return the `@` parameters as `simulate` keywords (Rescorla Wagner files)
@@ -324,6 +331,7 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
         raise DesignError(f'{e} (in the design read from the lines: {text[:80]})') from None
     return (d, _palms_params(kv, d.cues, conf)) if params else d
 
+# %% ../../nbs/15_interop.ipynb #a5add0a1
 def write_palms(design,                 # a design string (native or calmr dialect) or `Design`
                 path=None,              # where to write the `.rw` file (None: only return the text)
                 params:dict|None=None,  # `simulate` keywords to write as `@` lines (salience, beta, lam, subjects), as `read_palms(params=True)` returns them
@@ -389,6 +397,7 @@ def read_pyndl_events(path,          # a pyndl event file: header line, then `cu
     "The events of a pyndl event file, as pyndl's `events_from_file` reads them (first line skipped as the header; `_` joins names; an empty outcome field is an event without outcomes)."
     return list(_pyndl_events(path))
 
+# %% ../../nbs/15_interop.ipynb #b2c36589
 def read_pyndl(path,                 # a pyndl event file (gzip or plain)
                outcome:str|None=None,# the outcome whose presence makes an event `+` (default: the file's only outcome)
                group:str='group',    # the group's name
@@ -412,6 +421,7 @@ def read_pyndl(path,                 # a pyndl event file (gzip or plain)
     if not runs: raise DesignError(f'{path}: every event has frequency 0')
     return parse_design(f'{group}: ' + '/'.join(f'{c}{t}' for t, c in runs))
 
+# %% ../../nbs/15_interop.ipynb #657de5ff
 def write_pyndl(design,              # a design string (native or calmr dialect) or `Design`
                 path,                # the event file; a name ending in `.gz` is gzip-compressed (pyndl's default)
                 group:str|None=None, # which group (needed when the design has several: one learner per file)
@@ -575,6 +585,7 @@ def calmr_results(res,                # a `Result` of `simulate`
     out = out.sort_values(['group', 'trial', 'trial_type'], key=lambda s: s.map(order) if s.name == 'group' else s, kind='stable')   # within a trial: the result's column order
     return out.reset_index(drop=True)[list(CALMR_RESULT_COLUMNS)]
 
+# %% ../../nbs/15_interop.ipynb #d9f9b8b9
 RESULT_LAYOUTS = ('tidy', 'calmr')
 
 def write_results(res,               # a `Result` of `simulate`

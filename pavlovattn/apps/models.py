@@ -226,6 +226,7 @@ def train(cfg:TrainConfig,       # what to train
     with _threads(threads if threads and str(device) == 'cpu' else None):
         return _train(cfg, device, progress, task or TASKS[cfg.task])
 
+# %% ../../nbs/12_models.ipynb #f827ef04
 def _train(cfg, device, progress, task):
     torch.manual_seed(cfg.seed); gen = torch.Generator().manual_seed(cfg.seed)
     to = lambda b: {k: v.to(device) for k, v in b.items()}
@@ -283,6 +284,7 @@ def _ck_digest(ck:dict) -> str:
     meta = json.dumps({k: ck[k] for k in _FIELDS}, sort_keys=True, default=str)   # NaN as NaN: a diverged run's metrics are kept as they were
     return hashlib.sha256(f'{_state_digest(ck["state"])}|{meta}'.encode()).hexdigest()
 
+# %% ../../nbs/12_models.ipynb #ac1e3b88
 def save_checkpoint(model, cfg:TrainConfig, metrics:dict, path=None) -> Path:
     "Write state dict + config + metrics with the key, the code version and the hash of all of them, atomically to `path` (default `checkpoint_path(cfg)`)."
     path = Path(path or checkpoint_path(cfg)); path.parent.mkdir(parents=True, exist_ok=True)
@@ -313,6 +315,7 @@ def _model(ck:dict, filed:str|None, cfg, task):
     except RuntimeError as e: raise CacheError(f'its tensors do not fit the model ({str(e).splitlines()[0]})') from None
     return model.eval(), c
 
+# %% ../../nbs/12_models.ipynb #95e77343
 def _load(path, device='cpu', task=None, cfg=None) -> tuple:
     ck = _read(path); keys = {*_FIELDS, 'state', 'sha256'}
     need(keys <= set(ck), f"not a checkpoint of this code (fields {sorted(ck)})")
@@ -327,6 +330,7 @@ def load_checkpoint(path, device='cpu', task=None, cfg:TrainConfig|None=None) ->
     "(model, config, metrics) from a checkpoint written by `save_checkpoint`, loaded with `weights_only=True` and checked: its code version, its key (against `cfg` when given), its hash (tensors, configuration and metrics), its tensors. `CacheError` saying why otherwise."
     return _load(path, device, task, cfg)[:3]
 
+# %% ../../nbs/12_models.ipynb #4253aea4
 def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False,
               progress:bool=True,   # training's bar, and one line on stderr saying whether the model was trained or loaded, and where from
               cache:bool=True) -> tuple:
@@ -367,6 +371,7 @@ def _sweep_check(lrs):
 def _best(lrs, metric:dict) -> float:
     return max(lrs, key=lambda x: -math.inf if metric[f'{x:g}'] is None else metric[f'{x:g}'])
 
+# %% ../../nbs/12_models.ipynb #b0389baf
 def lr_sweep(cfg:TrainConfig,                # the base config (its `lr` and `seed` are replaced)
              lrs:tuple=(3e-3, 1e-2),         # rates tried
              steps:int=150,                  # steps per short run
@@ -425,6 +430,7 @@ def _migrate_checkpoints(files, dst) -> list:
         except (CacheError, OSError) as e: out.append((f, 'refused', str(e)))
     return out
 
+# %% ../../nbs/12_models.ipynb #1f218655
 @migrator('lr-sweep')
 def _migrate_lr_sweeps(files, dst) -> list:
     "Learning-rate sweeps of the old layout (`sweep-<key>-<rates>.json` beside the checkpoints), checked, re-filed under the current rule."

@@ -33,6 +33,7 @@ def _status_bytes(field:str) -> float|None:
         with open('/proc/self/status') as f: return next(int(l.split()[1]) * 1024 for l in f if l.startswith(field + ':'))
     except (OSError, StopIteration, ValueError): return None
 
+# %% ../../nbs/00h_machine.ipynb #01a0da33
 def _cgroup_dirs() -> list:
     "This process's memory cgroup folders, its own first, then every parent up to the root (v2; then v1's memory controller)."
     out = []
@@ -47,6 +48,7 @@ def _cgroup_dirs() -> list:
         out += [(root + '/' + '/'.join(parts[:i])).rstrip('/') for i in range(len(parts), -1, -1)]
     return list(dict.fromkeys(out + ['/sys/fs/cgroup', '/sys/fs/cgroup/memory']))
 
+# %% ../../nbs/00h_machine.ipynb #b02101cc
 def available_bytes(device='cpu') -> float:
     "Bytes a new allocation on `device` may take. CPU: the least of MemAvailable, each memory cgroup's limit less its usage (v2 `memory.max`, v1 `memory.limit_in_bytes`) and the address-space and data limits (RLIMIT_AS, `ulimit -v`; RLIMIT_DATA) less what is in use. CUDA: the device's free memory plus what torch's cache holds unused. inf where nothing is known."
     dev = torch.device(device)
@@ -70,6 +72,7 @@ def available_bytes(device='cpu') -> float:
     except (ImportError, OSError, ValueError): pass
     return float(min(have))
 
+# %% ../../nbs/00h_machine.ipynb #b7e78354
 CHECK_FROM_BYTES = 64 << 20     # smaller needs are not checked (reading the limits costs ~0.1 ms; a small call must stay cheap)
 
 def check_memory(need:float,     # bytes the call will allocate at its peak (estimated)

@@ -49,6 +49,7 @@ class Paper(NamedTuple):
         else: ok = x <= self.number
         return 'agrees' if ok else 'differs'
 
+# %% ../../nbs/00a_registry.ipynb #9cbca219
 class Claim(NamedTuple):
     "A registered claim."
     id: str; claim: str; source: str; expected: str; fn: Callable; exact: bool; module: str; paper: Paper = Paper()
@@ -117,6 +118,7 @@ def claim_progress() -> bool:
     "Whether the claim running now may draw progress bars and notes (`run_claims(claim_output=...)`: `reproduce --quiet` silences a trained claim's training bars too); True outside a run."
     return _PROGRESS[-1]
 
+# %% ../../nbs/00a_registry.ipynb #24601a71
 def run_claims(only=None,          # ids to run (default: all, in id order of registration)
                full:bool=False,    # the large (GPU-sized) settings
                device:str='cpu',   # where tensors live
@@ -156,6 +158,7 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
     finally: _PROGRESS.pop()
     return rows, ok
 
+# %% ../../nbs/00a_registry.ipynb #488dded1
 def _jsonable(x):
     "Numbers, lists and dicts only: tensors and numpy values become Python numbers."
     if x is None or isinstance(x, (str, bool, int)): return x
@@ -223,6 +226,7 @@ def _package_class(sym):
             if isinstance(twin, type) and getattr(twin, '_fields', None) == getattr(sym, '_fields', None): return twin
     return sym
 
+# %% ../../nbs/00a_registry.ipynb #ff0e3e1b
 _re_named = re.compile(r'`([^`\s]+?)(\(\))?`')
 
 def _unlink(sig:str) -> tuple:
@@ -239,6 +243,7 @@ class _Text:
     def __init__(self, s): self.s = s
     def __str__(self): return self.s
 
+# %% ../../nbs/00a_registry.ipynb #0f33d673
 def doc_renderer(sym,                 # what `show_doc` documents
                  name:str|None=None,  # the name to show
                  title_level:int=3,   # heading level

@@ -37,6 +37,7 @@ def kind(name:str, version:int=1,
 
 def _sha(text:str, n:int=20) -> str: return hashlib.sha256(text.encode()).hexdigest()[:n]
 
+# %% ../../nbs/17_sweep.ipynb #e6cedf23
 def resolve(task:str,           # a kind of `KINDS`, `module:function`, or `FILE.py:function`
             base=None,          # the folder a relative FILE.py is found in (a grid file's folder)
            ) -> dict:
@@ -86,6 +87,7 @@ def load_grid(path) -> dict:
     if not isinstance(g, dict): raise GridError(f'{p.name} must hold a mapping with a task and a grid; got a {type(g).__name__}')
     return dict(g, base=str(p.parent.resolve()))
 
+# %% ../../nbs/17_sweep.ipynb #2506a824
 def expand(grid:dict) -> list:
     "The configurations of a grid: `fixed` merged into every combination of the `grid` axes (the last axis varies fastest; a list of such blocks is their union), then the listed `configs`."
     if not isinstance(grid, dict): raise GridError(f'a grid is a mapping; got a {type(grid).__name__}')
@@ -111,6 +113,7 @@ def expand(grid:dict) -> list:
             _json_value(v, k)
     return out
 
+# %% ../../nbs/17_sweep.ipynb #8cf9dde6
 def tasks(grid:dict) -> list:
     "The grid's tasks, in grid order, each once: its function (`resolve`), its configuration and its content address `key`."
     try: ref = resolve(grid.get('task'), grid.get('base'))
@@ -185,6 +188,7 @@ def _plain(x):
     if isinstance(x, (list, tuple)): return [_plain(v) for v in x]
     return str(x)
 
+# %% ../../nbs/17_sweep.ipynb #49c738e6
 def _rows(out) -> list:
     "A task's return value as a list of rows: a dict is one row, a DataFrame its records (index included when named)."
     if hasattr(out, 'to_dict') and hasattr(out, 'columns'):
@@ -308,6 +312,7 @@ class _Dask:
         for o in self.own:
             with contextlib.suppress(Exception): o.close()
 
+# %% ../../nbs/17_sweep.ipynb #f7f135f4
 def _remote():
     "`execute` as the workers import it (by reference to this module, also when these cells run in a notebook)."
     return importlib.import_module('pavlovattn.base.sweep').execute
@@ -362,6 +367,7 @@ def _fail(s, t, fd, why):
     e = dict(key=t['key'], task=t['task'], config=t['config'], status='error', rows=[], columns=[], where=None, seconds=None, error=safe_line(why))
     s.store.put(e); s.store.unlock(fd); s.record(e, 'ran')
 
+# %% ../../nbs/17_sweep.ipynb #148c6b6c
 def _collect(s, ex) -> bool:
     "Write the entries of finished tasks (and unlock them); a task whose worker was lost is resubmitted while the backend can recover; a task the backend can no longer place fails."
     done = [f for f in s.inflight if f.done()]

@@ -24,6 +24,7 @@ class DesignError(ValueError):
     "A malformed design string; the one-line message names the offending text and its 1-based position."
     def __init__(self, msg): super().__init__(one_line(msg))
 
+# %% ../../nbs/00f_language.ipynb #cc661760
 @dataclass(frozen=True)
 class TrialType:
     "`count` trials of the compound `cues` with outcome `+` (reinforced), `-` (non-reinforced) or `#` (a probe); a calmr trial with periods (`A>B`) runs its `periods` one after the other."
@@ -58,6 +59,7 @@ class TrialType:
     def text(self, calmr:bool=False) -> str: return (f'{self.count}' if self.count != 1 or not self.probe or calmr else '') + self.label   # calmr: every count written
     def __str__(self): return self.text()
 
+# %% ../../nbs/00f_language.ipynb #7a1984f3
 @dataclass(frozen=True)
 class Phase:
     "Trial types run in blocks in the written order, or shuffled per subject when `random`."
@@ -89,6 +91,7 @@ class Group:
     def text(self, calmr:bool=False) -> str: return f'{self.name}: ' + ' | '.join(p.text(calmr) for p in self.phases)
     def __str__(self): return self.text()
 
+# %% ../../nbs/00f_language.ipynb #55316bda
 @dataclass(frozen=True)
 class Design:
     "A parsed design: groups, and the cues in order of first appearance."
@@ -135,6 +138,7 @@ def _stripped(s:str, off:int) -> tuple:
     "`s.strip()` and the 1-based position of its first character."
     return s.strip(), off + (len(s) - len(s.lstrip())) + 1
 
+# %% ../../nbs/00f_language.ipynb #d3776b20
 DIALECTS = ('native', 'calmr')
 
 MAX_STEPS = 10_000      # time steps of one timed trial
@@ -177,6 +181,7 @@ def _parse_timeline(body:str, count:int, p:int, q:int, bad) -> TrialType:
                      + [f'US {t}' + (f'*{m:g}' if m != 1 else '') for t, m in us.items()] + ([f'iti {iti}'] if iti else []))
     return TrialType(count, tuple(c for c, _, _ in cs), '+' if us else '-', p, steps, tuple(t in us for t in range(L)), timeline=text)
 
+# %% ../../nbs/00f_language.ipynb #de05c38e
 def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     s, p = _stripped(raw, off)
     if not s: raise DesignError(f'empty trial type at position {p}: expected e.g. 10A+ between the separators')
@@ -255,6 +260,7 @@ def _parse_trial(raw:str, off:int, calmr:bool=False) -> TrialType:
     if not probe and outcome is None: bad("expected + or - after the cues (unmarked trials are non-reinforced with dialect='calmr')")
     return TrialType(count, tuple(cues), '#' if probe else outcome, p, rate=rate)
 
+# %% ../../nbs/00f_language.ipynb #a2af5f0f
 _SETTING = re.compile(r'(lam|beta) *= *(.*)')
 _NUMBER = re.compile(r'(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')   # ASCII digits, >= 0; what repr(float) writes
 
@@ -285,6 +291,7 @@ def _parse_phase(raw:str, off:int, calmr:bool=False) -> Phase:
     lam, beta = sets.get('lam'), sets.get('beta')
     return Phase(tuple(_with_phase(t, lam, beta) for t in trials), rnd, p, lam, beta)
 
+# %% ../../nbs/00f_language.ipynb #dbb50b26
 def _parse_group(raw:str, off:int, named:bool, calmr:bool=False) -> Group:
     s, p = _stripped(raw, off)
     if not s: raise DesignError(f'empty group at position {p}: expected name: phase | phase')
@@ -304,6 +311,7 @@ def _parse_group(raw:str, off:int, named:bool, calmr:bool=False) -> Group:
     if not any(ph.trials for ph in phases): raise DesignError(f'group "{_show(name)}" at position {p} has no trials')
     return Group(name, phases, off + lead + 1)
 
+# %% ../../nbs/00f_language.ipynb #664e5794
 def parse_design(text:str, # the design, e.g. 'exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B'
                  dialect:str='native', # 'calmr' also reads calmr's phase strings: unmarked trials, (US) anywhere, `>` periods, empty phases
                 ) -> Design:

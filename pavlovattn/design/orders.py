@@ -29,6 +29,7 @@ def _iid_draws(counts, keys, L:int) -> np.ndarray:
     u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53                  # uniform on [0, 1)
     return np.searchsorted(cum, u * cum[-1], side='right')
 
+# %% ../../nbs/00g_orders.ipynb #eaade1d3
 def _orders(group, seed, lo, hi, miniblocks=False, every=False, sampling='shuffle') -> torch.Tensor:
     "Step indices `[hi-lo, T]` into `group.trial_types` of subjects lo..hi-1: blocks, or in a `!` phase each subject's own seeded permutation (`sampling='shuffle'`) or i.i.d. draws with probabilities proportional to the counts (`'iid'`); miniblocks in `!` phases (`miniblocks`) or in every phase with several trial types (`every`, calmr's default); a trial with periods expands into its consecutive steps."
     kn = importlib.import_module('pavlovattn.model.kernels')
@@ -59,6 +60,7 @@ def _orders(group, seed, lo, hi, miniblocks=False, every=False, sampling='shuffl
         base += len(ph.steps); pos += L
     return torch.from_numpy(out)
 
+# %% ../../nbs/00g_orders.ipynb #51f7ccb4
 def _torch_orders(design, seed:int, subjects:int, sampling='shuffle') -> dict:
     "Orders drawn from one `torch.Generator(seed)`, group after group and phase after phase: a shuffle is the argsort of uniforms, i.i.d. draws are `torch.multinomial` on the counts. The draws of a group depend on the groups before it and on `subjects`."
     gen, out = torch.Generator().manual_seed(seed), {}
@@ -86,6 +88,7 @@ def _order_options(d, sampling, rng, miniblocks):
     if rng == 'torch' and (miniblocks or any(len(t.steps) > 1 for g in d.groups for t in g.trial_types)):
         raise ValueError("rng='torch' draws whole trials in written phases: it takes no miniblocks and no calmr periods (use rng='counter')")
 
+# %% ../../nbs/00g_orders.ipynb #ea1fe3fa
 def trial_orders(design,               # a design string or `Design`
                  subjects:int=1,       # subjects per group
                  seed:int=0,           # seeds the orders

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import importlib
 import torch
+from fastcore.basics import patch
 from .language import _cue_name
 from ..model.core import RULES
 from ..base.machine import _blocks
@@ -25,117 +26,127 @@ class Result:
     def __repr__(self):
         return f"Result({self.rule}, groups={list(self.runs)}, cues={list(self.cues)}, subjects={self.params['subjects']})"
 
-    @property
-    def table(self):
-        "Tidy DataFrame: group, phase, trial, trial_type, cue, probe, mean, sd, subjects (strength before the trial). A design whose trials have several steps (calmr's `>` periods, timed trials) has one row per step: `trial` counts steps, `trial_type` is the whole trial's label (`N>(US)`) and a `period` column numbers the step within its trial."
-        if self._table is None:
-            pd = importlib.import_module('pandas')
-            frames, multi = [], self.multi_step
-            for gname, r in self.runs.items():
-                S, T, C = r['subjects'], len(r['phase']), len(self.cues)
-                m, s = r['mean'][:T], r['sd'][:T]
-                labels, probe, period = self._columns(gname)
-                rep = lambda xs: [x for x in xs for _ in range(C)]
-                cols = dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels))
-                if multi: cols['period'] = pd.array(rep(period), dtype='Int64')   # <NA> where subjects are at different periods
-                frames.append(pd.DataFrame(dict(cols, cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
-                                                sd=s.reshape(-1).numpy(), subjects=S)))
-            self._table = pd.concat(frames, ignore_index=True)
-        return self._table
-
-    @property
-    def multi_step(self) -> bool:
-        "Whether a trial of the design runs several steps (calmr's `>` periods, a timed trial's time steps): then `table` has a `period` column."
-        return any(len(t.steps) > 1 for g in self.design.groups for ph in g.phases for t in ph.trials)
-
-    def _columns(self, gname:str) -> tuple:
-        "Per step of a group: its trial's label where every subject has the same one (else '*'), whether every subject probes there, and the step's period within its trial (1-based; None where subjects differ). The orders are drawn again, block by block: only the table pays for it."
-        r, g, p = self.runs[gname], {g.name: g for g in self.design.groups}[gname], self.params
-        T = g.n
-        whole = [(t.label, k) for ph in g.phases for t in ph.trials for k in range(1, len(t.steps) + 1)]   # per entry of g.trial_types
-        names = list(dict.fromkeys(w for w, _ in whole))
-        lid, per = (torch.tensor(x, dtype=torch.int32) for x in ([names.index(w) for w, _ in whole], [k for _, k in whole]))
-        is_probe, first, probe = torch.tensor([t.probe for t in r['trial_types']]), None, torch.zeros(T, dtype=torch.bool)
-        for lo, hi in _blocks(p['subjects'], 32 * T + 64):   # the order, its long copy, the labels' and periods' ids
-            o = r['given_order'][lo:hi] if 'given_order' in r else _run_orders(self.design, g, p, lo, hi)
-            o = o.long(); L, K = lid[o], per[o]
-            if first is None: first, ln, lx, kn, kx, probe = L[0].clone(), L.amin(0), L.amax(0), K.amin(0), K.amax(0), is_probe[o[0]]
-            else: ln, lx, kn, kx = torch.minimum(ln, L.amin(0)), torch.maximum(lx, L.amax(0)), torch.minimum(kn, K.amin(0)), torch.maximum(kx, K.amax(0))
-            for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14]].all(0)   # in slices
-            o = L = K = None
-        labels = [names[i] if same else '*' for i, same in zip(first.tolist(), (ln == lx).tolist())]
-        return labels, probe.tolist(), [k if same else None for k, same in zip(kn.tolist(), (kn == kx).tolist())]
-
-    @property
-    def probes(self) -> dict:
-        "{group: [{'phase', 'cues', 'mean', 'sd', 'subjects'}, ...]} for every probe trial type, in design order."
-        if self._probes is not None: return self._probes
-        out = self._probes = {}
-        groups = {g.name: g for g in self.design.groups}
+# %% ../../nbs/01a_results.ipynb #8275ed07
+@patch(as_prop=True)
+def table(self:Result):
+    "Tidy DataFrame: group, phase, trial, trial_type, cue, probe, mean, sd, subjects (strength before the trial). A design whose trials have several steps (calmr's `>` periods, timed trials) has one row per step: `trial` counts steps, `trial_type` is the whole trial's label (`N>(US)`) and a `period` column numbers the step within its trial."
+    if self._table is None:
+        pd = importlib.import_module('pandas')
+        frames, multi = [], self.multi_step
         for gname, r in self.runs.items():
-            ms, sds, rows = iter(r['probe_mean'].tolist()), iter(r['probe_sd'].tolist()), []   # over subjects; sd exactly 0 when all agree
-            for pi, ph in enumerate(groups[gname].phases, 1):
-                for tt in ph.steps:
-                    if not tt.probe: continue
-                    if not self.outcomes: rows.append(dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])))
-                    else:
-                        m, s = next(ms), next(sds)
-                        if not isinstance(m, list): m, s = [m], [s]              # one named US: one head, the predictions come as numbers
-                        rows += [dict(phase=pi, cues=tt.cue_text, outcome=u, mean=a, sd=b, subjects=int(r['subjects']))   # one row per US
-                                 for u, a, b in zip(self.outcomes, m, s)]
-            out[gname] = rows
-        return out
+            S, T, C = r['subjects'], len(r['phase']), len(self.cues)
+            m, s = r['mean'][:T], r['sd'][:T]
+            labels, probe, period = self._columns(gname)
+            rep = lambda xs: [x for x in xs for _ in range(C)]
+            cols = dict(group=gname, phase=rep(r['phase']), trial=rep(range(1, T + 1)), trial_type=rep(labels))
+            if multi: cols['period'] = pd.array(rep(period), dtype='Int64')   # <NA> where subjects are at different periods
+            frames.append(pd.DataFrame(dict(cols, cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
+                                            sd=s.reshape(-1).numpy(), subjects=S)))
+        self._table = pd.concat(frames, ignore_index=True)
+    return self._table
 
-    def orders(self, group:str) -> torch.Tensor:
-        "Every subject's trial order in `group`, `[subjects, T]` indices into its trial types (drawn again from the seed: memory subjects x trials)."
-        g = {g.name: g for g in self.design.groups}[group]
-        r = self.runs[group]
-        return r['given_order'] if 'given_order' in r else _run_orders(self.design, g, self.params, 0, self.params['subjects'])
+@patch(as_prop=True)
+def multi_step(self:Result) -> bool:
+    "Whether a trial of the design runs several steps (calmr's `>` periods, a timed trial's time steps): then `table` has a `period` column."
+    return any(len(t.steps) > 1 for g in self.design.groups for ph in g.phases for t in ph.trials)
 
-    @property
-    def per_outcome(self) -> dict:
-        "{group: {US: {cue: strength after the last trial}}}: with named USs, each US's strengths; one US: {group: {'US': strengths}}."
-        if not self.outcomes: return {g: {'US': s} for g, s in self.strengths.items()}
-        return {g: {u: {k.rsplit(':', 1)[0]: v for k, v in s.items() if k.rsplit(':', 1)[1] == u} for u in self.outcomes} for g, s in self.strengths.items()}
+@patch
+def _columns(self:Result, gname:str) -> tuple:
+    "Per step of a group: its trial's label where every subject has the same one (else '*'), whether every subject probes there, and the step's period within its trial (1-based; None where subjects differ). The orders are drawn again, block by block: only the table pays for it."
+    r, g, p = self.runs[gname], {g.name: g for g in self.design.groups}[gname], self.params
+    T = g.n
+    whole = [(t.label, k) for ph in g.phases for t in ph.trials for k in range(1, len(t.steps) + 1)]   # per entry of g.trial_types
+    names = list(dict.fromkeys(w for w, _ in whole))
+    lid, per = (torch.tensor(x, dtype=torch.int32) for x in ([names.index(w) for w, _ in whole], [k for _, k in whole]))
+    is_probe, first, probe = torch.tensor([t.probe for t in r['trial_types']]), None, torch.zeros(T, dtype=torch.bool)
+    for lo, hi in _blocks(p['subjects'], 32 * T + 64):   # the order, its long copy, the labels' and periods' ids
+        o = r['given_order'][lo:hi] if 'given_order' in r else _run_orders(self.design, g, p, lo, hi)
+        o = o.long(); L, K = lid[o], per[o]
+        if first is None: first, ln, lx, kn, kx, probe = L[0].clone(), L.amin(0), L.amax(0), K.amin(0), K.amax(0), is_probe[o[0]]
+        else: ln, lx, kn, kx = torch.minimum(ln, L.amin(0)), torch.maximum(lx, L.amax(0)), torch.minimum(kn, K.amin(0)), torch.maximum(kx, K.amax(0))
+        for s in range(0, (hi - lo) * bool(is_probe.any()), 2**14): probe &= is_probe[o[s:s + 2**14]].all(0)   # in slices
+        o = L = K = None
+    labels = [names[i] if same else '*' for i, same in zip(first.tolist(), (ln == lx).tolist())]
+    return labels, probe.tolist(), [k if same else None for k, same in zip(kn.tolist(), (kn == kx).tolist())]
 
-    @property
-    def strengths(self) -> dict:
-        "{group: {cue: mean over subjects of u^T S_T k_cue after the last trial}}."
-        return {g: dict(zip(self.cues, r['mean'][-1].double().tolist())) for g, r in self.runs.items()}
+# %% ../../nbs/01a_results.ipynb #cf77c485
+@patch(as_prop=True)
+def probes(self:Result) -> dict:
+    "{group: [{'phase', 'cues', 'mean', 'sd', 'subjects'}, ...]} for every probe trial type, in design order."
+    if self._probes is not None: return self._probes
+    out = self._probes = {}
+    groups = {g.name: g for g in self.design.groups}
+    for gname, r in self.runs.items():
+        ms, sds, rows = iter(r['probe_mean'].tolist()), iter(r['probe_sd'].tolist()), []   # over subjects; sd exactly 0 when all agree
+        for pi, ph in enumerate(groups[gname].phases, 1):
+            for tt in ph.steps:
+                if not tt.probe: continue
+                if not self.outcomes: rows.append(dict(phase=pi, cues=tt.cue_text, mean=next(ms), sd=next(sds), subjects=int(r['subjects'])))
+                else:
+                    m, s = next(ms), next(sds)
+                    if not isinstance(m, list): m, s = [m], [s]              # one named US: one head, the predictions come as numbers
+                    rows += [dict(phase=pi, cues=tt.cue_text, outcome=u, mean=a, sd=b, subjects=int(r['subjects']))   # one row per US
+                             for u, a, b in zip(self.outcomes, m, s)]
+        out[gname] = rows
+    return out
 
-    def to_json(self) -> dict:
-        "The `pavlovattn run --format json` object: rule, params, and per group its probes and final strengths."
-        pr, st = self.probes, self.strengths
-        return dict(rule=self.rule, params=self.params, **({'notes': list(self.notes)} if self.notes else {}),
-                    groups={g: dict(probes=pr[g], strengths=st[g]) for g in self.runs})
+@patch
+def orders(self:Result, group:str) -> torch.Tensor:
+    "Every subject's trial order in `group`, `[subjects, T]` indices into its trial types (drawn again from the seed: memory subjects x trials)."
+    g = {g.name: g for g in self.design.groups}[group]
+    r = self.runs[group]
+    return r['given_order'] if 'given_order' in r else _run_orders(self.design, g, self.params, 0, self.params['subjects'])
 
-    def plot(self, ax=None, groups=None, title=None, ci:bool=True, cues=None):
-        "Learning curves (mean strength of each cue before each trial), one panel per group; phases marked by dotted lines; 95% CI bands."
-        plt = importlib.import_module('matplotlib.pyplot')
-        names = list(self.runs) if groups is None else list(groups)
-        if ax is None:
-            axs = _panels(plt, len(names), 3.2, 2.8)                        # at most 3 panels a row: legible at page width
-            for a, n in zip(axs, names): self._draw(a, [n], ci, cues); a.set_title(n if title is None else f'{title}: {n}', fontsize=9)
-            axs[-1].legend(fontsize=9, loc='best'); plt.tight_layout()
-            return axs
-        self._draw(ax, names, ci, cues)
-        if title: ax.set_title(title, fontsize=9)
-        return ax
+# %% ../../nbs/01a_results.ipynb #ac5d1548
+@patch(as_prop=True)
+def per_outcome(self:Result) -> dict:
+    "{group: {US: {cue: strength after the last trial}}}: with named USs, each US's strengths; one US: {group: {'US': strengths}}."
+    if not self.outcomes: return {g: {'US': s} for g, s in self.strengths.items()}
+    return {g: {u: {k.rsplit(':', 1)[0]: v for k, v in s.items() if k.rsplit(':', 1)[1] == u} for u in self.outcomes} for g, s in self.strengths.items()}
 
-    def _draw(self, ax, names, ci=True, cues=None):
-        styles = ['-', '--', ':', '-.']
-        for gi, n in enumerate(names):
-            r = self.runs[n]; V, sd, S = r['mean'].double(), r['sd'].double(), r['subjects']; T = V.shape[0] - 1; half = 1.96 * sd / S**0.5
-            for c, cue in enumerate(self.cues):
-                if cues is not None and cue not in [_cue_name(x) for x in cues]: continue
-                if not any(cue in t.cues for t in r['trial_types']) and V[:, c].abs().max() == 0 == sd[:, c].max(): continue   # a cue of another group
-                ax.plot(range(T + 1), V[:, c], ls=styles[gi % 4], color=f'C{c % 10}',
-                        label=cue if len(names) == 1 else f'{cue} ({n})', lw=1.3)
-                if ci and S > 1:
-                    ax.fill_between(range(T + 1), V[:, c] - half[:, c], V[:, c] + half[:, c], color=f'C{c % 10}', alpha=0.2, lw=0)
-            for t in [i for i in range(1, T) if r['phase'][i] != r['phase'][i - 1]]: ax.axvline(t, color='grey', lw=0.7, ls=':')
-        ax.set_xlabel('trial', fontsize=10); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=10); ax.tick_params(labelsize=9)
+@patch(as_prop=True)
+def strengths(self:Result) -> dict:
+    "{group: {cue: mean over subjects of u^T S_T k_cue after the last trial}}."
+    return {g: dict(zip(self.cues, r['mean'][-1].double().tolist())) for g, r in self.runs.items()}
 
+@patch
+def to_json(self:Result) -> dict:
+    "The `pavlovattn run --format json` object: rule, params, and per group its probes and final strengths."
+    pr, st = self.probes, self.strengths
+    return dict(rule=self.rule, params=self.params, **({'notes': list(self.notes)} if self.notes else {}),
+                groups={g: dict(probes=pr[g], strengths=st[g]) for g in self.runs})
+
+# %% ../../nbs/01a_results.ipynb #e4e5ac62
+@patch
+def plot(self:Result, ax=None, groups=None, title=None, ci:bool=True, cues=None):
+    "Learning curves (mean strength of each cue before each trial), one panel per group; phases marked by dotted lines; 95% CI bands."
+    plt = importlib.import_module('matplotlib.pyplot')
+    names = list(self.runs) if groups is None else list(groups)
+    if ax is None:
+        axs = _panels(plt, len(names), 3.2, 2.8)                        # at most 3 panels a row: legible at page width
+        for a, n in zip(axs, names): self._draw(a, [n], ci, cues); a.set_title(n if title is None else f'{title}: {n}', fontsize=9)
+        axs[-1].legend(fontsize=9, loc='best'); plt.tight_layout()
+        return axs
+    self._draw(ax, names, ci, cues)
+    if title: ax.set_title(title, fontsize=9)
+    return ax
+
+@patch
+def _draw(self:Result, ax, names, ci=True, cues=None):
+    styles = ['-', '--', ':', '-.']
+    for gi, n in enumerate(names):
+        r = self.runs[n]; V, sd, S = r['mean'].double(), r['sd'].double(), r['subjects']; T = V.shape[0] - 1; half = 1.96 * sd / S**0.5
+        for c, cue in enumerate(self.cues):
+            if cues is not None and cue not in [_cue_name(x) for x in cues]: continue
+            if not any(cue in t.cues for t in r['trial_types']) and V[:, c].abs().max() == 0 == sd[:, c].max(): continue   # a cue of another group
+            ax.plot(range(T + 1), V[:, c], ls=styles[gi % 4], color=f'C{c % 10}',
+                    label=cue if len(names) == 1 else f'{cue} ({n})', lw=1.3)
+            if ci and S > 1:
+                ax.fill_between(range(T + 1), V[:, c] - half[:, c], V[:, c] + half[:, c], color=f'C{c % 10}', alpha=0.2, lw=0)
+        for t in [i for i in range(1, T) if r['phase'][i] != r['phase'][i - 1]]: ax.axvline(t, color='grey', lw=0.7, ls=':')
+    ax.set_xlabel('trial', fontsize=10); ax.set_ylabel('strength $u^\\top S k_X$', fontsize=10); ax.tick_params(labelsize=9)
+
+# %% ../../nbs/01a_results.ipynb #ad39c43b
 def _panels(plt, n:int, w:float, h:float, ncol:int=3) -> list:
     "`n` axes sharing y, at most `ncol` a row, each `w` x `h` inches, the figure at most 8 inches wide (the page's column): the used axes, in order."
     c = min(n, ncol); r = -(-n // c)

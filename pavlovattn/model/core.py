@@ -151,6 +151,7 @@ def _softmax_recur(k, v, q, beta, S0, tau, sink, reads=True):
     return Trace(torch.cat([read(k, True, a, e) for a, e in blocks], 1) if reads is True else None,
                  torch.cat([read(q, False, a, e) for a, e in blocks], 1), ExemplarMemory(K, Vv, W))
 
+# %% ../../nbs/00_core.ipynb #8b7cc4bd
 def _softmax_probes(mem, P, T, tau, sink):
     "Read fixed probe keys `P` `[B,H,C,dk]` from the exemplar memory after each of the last `T` steps: `[B,T,H,C,dv]`."
     sc = torch.einsum('bnhd,bhcd->bnhc', mem.keys, P) / tau                           # [B,N,H,C]
@@ -170,6 +171,7 @@ def _tensor(x, name, like=None):
         raise TypeError(f"{name} must hold floating-point numbers (e.g. torch.float64); got {x.dtype}: convert it with .double() or .float()")
     return x if like is None else x.to(like)
 
+# %% ../../nbs/00_core.ipynb #dbca1dc7
 def choose_algorithm(fam:Family,   # the family
                      T:int,        # sequence length
                      dk:int,       # key dimension
@@ -190,6 +192,7 @@ def choose_algorithm(fam:Family,   # the family
     if channel and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'
 
+# %% ../../nbs/00_core.ipynb #0b8687ca
 def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           v:torch.Tensor,            # values (US) `[B,T,H,dv]`
           q:torch.Tensor|None=None,  # queries `[B,T,H,dk]`; default: the keys
@@ -209,6 +212,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
     "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state."
     return _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, None, reads, check, index, kw, algorithm, chunk)
 
+# %% ../../nbs/00_core.ipynb #719d75ed
 def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk) -> Trace:
     "The one pass behind `recur` and `probe_readouts`: check the inputs against the family's spec, run an algorithm, check the results."
     fam = family(rule)
@@ -363,6 +367,7 @@ def _table(x, like, N, H, name, channels=None):
         raise ValueError(f"{name} of shape {tuple(t.shape)} does not broadcast to {shape} ([index values, heads"
                          f"{', d_k' if channels else ''}])") from None
 
+# %% ../../nbs/00_core.ipynb #2d714ee7
 def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk):
     "The index form of `recur`: keys, values and rates are given once per index value, gathered per step."
     N, H, dk = _index_tables(k, v, index)
@@ -390,6 +395,7 @@ def _index_tables(k, v, index):
         if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
     return k.shape
 
+# %% ../../nbs/00_core.ipynb #066af5cf
 SCALAR_GATE_RULES = tuple(n for n, f in FAMILIES.items() if 'numba' in f.algorithms)   # the compiled kernel's families
 
 def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
@@ -447,6 +453,7 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
                 raise NonFiniteError(f"the {fam.name} recurrence produced NaN or inf ({name}); the state overflowed: lower beta or the key norms, or use float64")
     return res
 
+# %% ../../nbs/00_core.ipynb #3aacdd0b
 def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, algorithm):
     "Summary through a trace algorithm: gather the tables, run `recur` (or `probe_readouts`), reduce."
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape
@@ -470,6 +477,7 @@ def _summary_torch(k, v, fam, b, g, S0, tau, sink, P, index, algorithm):
     m, s = batch_mean_sd(pr) if pr is not None else (None, None)
     return Summary(pred_sum, count, tr.state, m, s)
 
+# %% ../../nbs/00_core.ipynb #5795e9ff
 def _summary_numba(k, v, fam, b, g, S0, P, index):
     "Summary through the compiled kernel (`ALGORITHMS['numba']`), one value row (head h, value dimension i) at a time."
     (N, H, dk), dv, (B, T) = k.shape, v.shape[-1], index.shape

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import importlib, math
 from dataclasses import dataclass, field
+from fastcore.basics import patch
 from typing import Callable, NamedTuple
 import torch
 from ..base.machine import _threads
@@ -45,62 +46,71 @@ class Family:
     model: str|None = None           # the conditioning model its update is an instance of: 'rw' (error correction), 'contiguity', 'exemplar'; None: not stated
     fast: dict = field(default_factory=dict, repr=False, compare=False)   # its own fast forms {name: (q, k, v, b, g, S0, kw, probes, reads) -> as `reference`}, checked against it when registered
 
-    @property
-    def params(self) -> tuple:
-        "The parameters this family takes (besides keys, values and queries)."
-        return ('beta',) + (('gamma',) if self.default_gamma is not None else ()) + \
-               (('tau', 'sink') if self.exemplar else ()) + (('kw',) if self.write_key else ())
+# %% ../../nbs/00c_families.ipynb #0cc1c764
+@patch(as_prop=True)
+def params(self:Family) -> tuple:
+    "The parameters this family takes (besides keys, values and queries)."
+    return ('beta',) + (('gamma',) if self.default_gamma is not None else ()) + \
+           (('tau', 'sink') if self.exemplar else ()) + (('kw',) if self.write_key else ())
 
-    def gamma_or_default(self, gamma=None):
-        "The γ a run uses: the one given, else the family's default, else 1 (no forgetting)."
-        if gamma is not None: return gamma
-        return 1.0 if self.default_gamma is None else self.default_gamma
+@patch
+def gamma_or_default(self:Family, gamma=None):
+    "The γ a run uses: the one given, else the family's default, else 1 (no forgetting)."
+    if gamma is not None: return gamma
+    return 1.0 if self.default_gamma is None else self.default_gamma
 
-    def kwargs(self, **kw) -> dict:
-        "The part of `kw` this family takes: one protocol (say gamma=0.9) run across families that have it or not."
-        return {n: x for n, x in kw.items() if n in self.params}
+@patch
+def kwargs(self:Family, **kw) -> dict:
+    "The part of `kw` this family takes: one protocol (say gamma=0.9) run across families that have it or not."
+    return {n: x for n, x in kw.items() if n in self.params}
 
-    @property
-    def algorithms(self) -> tuple:
-        "The algorithms that run this family: the entries of `ALGORITHMS` (below) that declare they implement it, then its own fast forms."
-        return tuple(n for n, a in ALGORITHMS.items() if a.covers(self)) + tuple(self.fast)
+# %% ../../nbs/00c_families.ipynb #5eff3d7f
+@patch(as_prop=True)
+def algorithms(self:Family) -> tuple:
+    "The algorithms that run this family: the entries of `ALGORITHMS` (below) that declare they implement it, then its own fast forms."
+    return tuple(n for n, a in ALGORITHMS.items() if a.covers(self)) + tuple(self.fast)
 
-    @property
-    def loop(self) -> str:
-        "Its step-by-step algorithm: the tuned loop `sequential` where that implements it, else its plain `reference` loop."
-        return 'sequential' if 'sequential' in self.algorithms else 'reference'
+@patch(as_prop=True)
+def loop(self:Family) -> str:
+    "Its step-by-step algorithm: the tuned loop `sequential` where that implements it, else its plain `reference` loop."
+    return 'sequential' if 'sequential' in self.algorithms else 'reference'
 
-    def gamma_channels(self, dk:int) -> int|None:
-        "The width of its γ per step: `dk` for one gate per key feature, None for one number (or no γ)."
-        return dk if self.gate == 'channel' else None
+# %% ../../nbs/00c_families.ipynb #76a862db
+@patch
+def gamma_channels(self:Family, dk:int) -> int|None:
+    "The width of its γ per step: `dk` for one gate per key feature, None for one number (or no γ)."
+    return dk if self.gate == 'channel' else None
 
-    def per_feature(self, g, dk:int):
-        "A γ of one number per step `[...]` in its shape: `[..., dk]` (the same gate on every feature) where it gates per feature."
-        return g if self.gamma_channels(dk) is None else torch.as_tensor(g)[..., None].expand(*torch.as_tensor(g).shape, dk)
+@patch
+def per_feature(self:Family, g, dk:int):
+    "A γ of one number per step `[...]` in its shape: `[..., dk]` (the same gate on every feature) where it gates per feature."
+    return g if self.gamma_channels(dk) is None else torch.as_tensor(g)[..., None].expand(*torch.as_tensor(g).shape, dk)
 
-    @property
-    def grows(self) -> bool:
-        "Whether its memory grows with every step (an exemplar memory: no fixed-size state, every read looks at every stored trial)."
-        return self.exemplar
+# %% ../../nbs/00c_families.ipynb #9d294258
+@patch(as_prop=True)
+def grows(self:Family) -> bool:
+    "Whether its memory grows with every step (an exemplar memory: no fixed-size state, every read looks at every stored trial)."
+    return self.exemplar
 
-    @property
-    def history(self) -> bool:
-        "Whether its per-step inputs depend on the trial history (a key trace, write keys from the cues expected but absent): a design then runs it step by step, not from trial-type tables."
-        return self.extra_row == 'trace' or self.write_key
+@patch(as_prop=True)
+def history(self:Family) -> bool:
+    "Whether its per-step inputs depend on the trial history (a key trace, write keys from the cues expected but absent): a design then runs it step by step, not from trial-type tables."
+    return self.extra_row == 'trace' or self.write_key
 
-    @property
-    def probe_is_query(self) -> bool:
-        "Whether a probe must read it as a query after a step with no key (a key trace: a probe's key must not enter the trace)."
-        return self.extra_row == 'trace'
+@patch(as_prop=True)
+def probe_is_query(self:Family) -> bool:
+    "Whether a probe must read it as a query after a step with no key (a key trace: a probe's key must not enter the trace)."
+    return self.extra_row == 'trace'
 
-    @property
-    def positive_keys(self) -> bool:
-        "Whether its read-out divides by a key sum, so keys and queries must be non-negative (a layer maps them through elu + 1)."
-        return self.extra_row == 'norm'
+@patch(as_prop=True)
+def positive_keys(self:Family) -> bool:
+    "Whether its read-out divides by a key sum, so keys and queries must be non-negative (a layer maps them through elu + 1)."
+    return self.extra_row == 'norm'
 
-    def rows(self, dv:int) -> int:
-        "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
-        return dv + (1 if self.extra_row else 0)
+@patch
+def rows(self:Family, dv:int) -> int:
+    "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
+    return dv + (1 if self.extra_row else 0)
 
 # %% ../../nbs/00c_families.ipynb #d1446d36
 def _is_one(x) -> bool:
@@ -262,6 +272,7 @@ def register(fam:Family) -> Family:
     FAMILIES[fam.name] = fam
     return fam
 
+# %% ../../nbs/00c_families.ipynb #8917cfbb
 def _fast_error(fam, fn, B=2, T=19, H=2, dk=4, dv=3) -> float:
     "Largest difference between a fast form and `reference` on seeded random inputs (float64: unit keys, rates below 1, gates in [0.05, 1], an initial state, probes)."
     gen = torch.Generator().manual_seed(0); r = lambda *s: torch.rand(*s, generator=gen, dtype=torch.float64)
@@ -273,6 +284,7 @@ def _fast_error(fam, fn, B=2, T=19, H=2, dk=4, dv=3) -> float:
     return max(float((a - b).abs().max()) if a is not None and b is not None and a.shape == b.shape else (0. if a is None and b is None else float('inf'))
                for a, b in zip(want, got))
 
+# %% ../../nbs/00c_families.ipynb #5d09f169
 def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module:NAME`
                ) -> Family:
     "The `Family` a Python file or module defines (NAME, else its `FAMILY`), registered; one line saying what is wrong otherwise."
@@ -381,7 +393,7 @@ def needs_grad(*xs) -> bool:
     "Whether autograd is on and one of the tensors among `xs` requires a gradient (then no step may write in place)."
     return torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in xs)
 
-
+# %% ../../nbs/00c_families.ipynb #51620ddd
 def sequential(q,              # queries `[B,T,H,dk]` read after each write (None: no outputs)
                r,              # read keys `[B,T,H,dk]`: the prediction is `S_{t-1} r_t`
                w,              # write keys `[B,T,H,dk]` (usually the read keys)
@@ -500,6 +512,7 @@ class _TriInv(torch.autograd.Function):
         Ti, = ctx.saved_tensors; Tt = Ti.transpose(-1, -2)
         return (Tt @ G @ Tt).neg_().tril_(-1)
 
+# %% ../../nbs/00c_families.ipynb #550bb38d
 def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True,
             chunk:int=64,        # steps per chunk
             seg:int|None=None,   # steps per segment, in whole chunks (default: as many as keep a segment's inputs near 2^18 numbers)

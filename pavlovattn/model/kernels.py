@@ -82,6 +82,7 @@ if numba is not None:
                 j = int(m >> np.uint64(32))
                 out[s, i] = out[s, j]; out[s, j] = base[i]
 
+# %% ../../nbs/00b_kernels.ipynb #ffc48f6b
 def _cuts(n:int, k:int) -> np.ndarray:
     "Boundaries of `k` contiguous ranges covering 0..n-1 (fewer when n < k)."
     k = max(1, min(k, n))
@@ -231,6 +232,7 @@ def first_repeat(ptr,            # `[E+1]` offsets of the events into `idx`
     "Where a chunk of events names a cue (or an outcome) twice in one event, which the delta write refuses (compiled with numba)."
     return int(_first_repeat(np.ascontiguousarray(ptr, dtype=np.int64), np.ascontiguousarray(idx, dtype=np.int64), int(size)))
 
+# %% ../../nbs/00b_kernels.ipynb #51269360
 def delta_events(W,               # `[cues, outcomes]` float64, C-contiguous: the weights, updated in place
                  cue_ptr,         # `[E+1]` integers: event e's cues are `cue_idx[cue_ptr[e]:cue_ptr[e+1]]`
                  cue_idx,         # integer rows of `W`, no row twice in one event
@@ -264,7 +266,6 @@ def delta_events(W,               # `[cues, outcomes]` float64, C-contiguous: th
     if not all(np.isfinite(x) for x in (b1, b2, lam)) or not np.isfinite(al).all(): raise ValueError('alpha, betas and lam must be finite')
     _events(W, n_out, cp, ci, op, oi, rep, al, b1, b2, lam, np.empty(n_out), np.empty(n_out), np.empty(n_out))
     return W
-
 
 # %% ../../nbs/00b_kernels.ipynb #c14369f8
 import functools, os, sys
