@@ -684,6 +684,7 @@ def _check_backend(a, cmd):
     if a.scheduler is not None and a.backend not in (None, 'dask'): raise UsageError(f'{cmd}: --scheduler runs on Dask, not with --backend {a.backend}')
     if (a.scheduler is not None or a.backend == 'dask') and importlib.util.find_spec('distributed') is None: raise UsageError(f'{cmd}: {sw.DASK_MISSING}')
 
+# %% ../../nbs/10_cli.ipynb #25287f1e
 @subcommand('sweep', 'run a grid of tasks (capacity, battery, animal fits, trained models, your own) through the cache, here, on local processes or on Dask')(_sweep_args)
 def _sweep(a) -> int:
     import importlib.util
@@ -716,6 +717,7 @@ def _probe_model_args(p):
     p.add_argument('--format', default='table', help='table or json (default table)')
     p.add_argument('--figure', default=None, metavar='PATH', help='also write the heads heat map (.png, .pdf or .svg)')
 
+# %% ../../nbs/10_cli.ipynb #e1555770
 @subcommand('probe-model', "conditioning probes of a pretrained model's linear-attention layers (transformers' Gated DeltaNet; fla's DeltaNet, Gated DeltaNet, GLA, RetNet, HGRN2, linear attention, KDA): exactness, head-level battery, text probes")(_probe_model_args)
 def _probe_model(a) -> int:
     for name, v, ok in (('format', a.format, ('table', 'json')), ('dtype', a.dtype, ('float32', 'bfloat16', 'float16'))):

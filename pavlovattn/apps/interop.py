@@ -142,6 +142,7 @@ def _trial_calmr(t) -> str:
 
 def _q(s:str) -> str: return '"' + s.replace('"', '""') + '"'
 
+# %% ../../nbs/15_interop.ipynb #aa056e20
 def write_calmr(design,               # a design string (native or calmr dialect) or `Design`
                 path,                 # where to write the CSV
                 layout:str='phases',  # 'phases' (`Group, P1, P2, ...`, `!` in the string) or 'randomise' (`Group, P1, R1, ...`)

@@ -135,6 +135,7 @@ def _check(key):
         return o
     return check
 
+# %% ../../nbs/17_sweep.ipynb #6b17ebab
 class Store:
     "The sweep cache: `<root>/sweep/<key[:2]>/<key>.json` is a task's entry (written whole, checked when read); `<key>.lock` beside it is held (`flock`) by the sweep running it."
     def __init__(self, folder=None): self.root = Path(folder if folder is not None else root()) / 'sweep'
@@ -465,6 +466,7 @@ def summary_line(df) -> str:
     return (f"{s['tasks']} tasks: {s['ran']} ran here, {s['cached'] - s['by_other']} from the cache, {s['by_other']} finished by another sweep, "
             f"{s['failed']} failed" + (f", {s['retried']} rerun after a lost worker" if s['retried'] else '') + f" ({s['backend']}, {s['seconds']:.1f} s)")
 
+# %% ../../nbs/17_sweep.ipynb #16e9e08c
 def save(df, path) -> str:
     "Write the table as CSV, Parquet (needs pyarrow or fastparquet) or JSON records, by the file's suffix; the file is written whole."
     suf = Path(path).suffix.lower()

@@ -154,6 +154,8 @@ def _acq_normalized(n, lam, k2, beta, gamma, x0, **_):
 def _acq_trace(n, lam, k2, beta, gamma, x0, **_):
     s = n * (n + 1) / 2 if gamma == 1 else (n - gamma * (1 - gamma**n) / (1 - gamma)) / (1 - gamma)   # sum_j (1 - gamma^j)/(1 - gamma)
     return x0 + beta * lam * k2 * s
+
+# %% ../../nbs/00c_families.ipynb #e2f4b267
 def _acq_softmax(n, lam, k2, beta, gamma, x0, tau=1.0, sink=1.0, **_):
     if x0 != 0: raise ValueError("the softmax closed form starts from an empty memory (x0 = 0)")
     E = math.exp(k2 / tau)
@@ -327,6 +329,7 @@ class Algorithm(NamedTuple):
         "None when it can run on `device`, else the reason."
         return None if self.why_not is None else globals()[self.why_not](device)
 
+# %% ../../nbs/00c_families.ipynb #19c3a6fa
 _FIXED = ('hebbian', 'normalized', 'decay', 'gla', 'trace', 'delta', 'gated-delta', 'channel-gate', 'vhw')   # fixed-size states
 ALGORITHMS = {
     'reference': Algorithm('reference', 'trace', True, None, None,

@@ -215,6 +215,7 @@ def _events(W, n_out, cp, ci, op, oi, rep, alpha, b1, b2, lam, act, tgt, rate):
                 for j in range(n_out): W[ci[i], j] += a * act[j]
         for i in range(op[e], op[e + 1]): tgt[oi[i]] = 0.0; rate[oi[i]] = b2
 
+# %% ../../nbs/00b_kernels.ipynb #34b60893
 @_jit(nogil=True)
 def _first_repeat(ptr, idx, size):
     "The first event that lists an index twice (`idx[ptr[e]:ptr[e+1]]`, indices below `size`); -1 if none."
@@ -286,6 +287,7 @@ def _damaged_cache_files(e:BaseException) -> list:
         tb = tb.tb_next
     return files
 
+# %% ../../nbs/00b_kernels.ipynb #b55328f0
 def _cache_guard(fn):
     "`fn`, retried once after clearing numba's cache files when reading them raised (one line on stderr)."
     @functools.wraps(fn)
