@@ -189,7 +189,7 @@ def choose_algorithm(fam:Family,   # the family
         if not (grad and cpu and dk >= 16): return fam.loop
         return 'chunked' if T >= (8 if batch >= 16 else 96 if channel else 16) else fam.loop
     if not cpu: return 'chunked'     # each step of the loop is several kernel launches (not measured here)
-    if channel and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured on the families page, the loop wins there
+    if channel and not grad and batch >= 16: return 'sequential'   # per-feature gates: measured by benchmarks/bench_chunked.py, the loop wins there
     return 'chunked' if dk >= 16 or grad else 'sequential'
 
 # %% ../../nbs/00_core.ipynb #0b8687ca
