@@ -10,9 +10,10 @@ from ..model.core import recur
 from ..model.families import FAMILIES, family
 
 # %% auto #0
-__all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'criterion_line', 'random_pairs', 'sphere_abs_dot', 'crosstalk_moments',
-           'row_sum_coherence', 'worst_case_check', 'PairMemory', 'crosstalk_error', 'top1', 'draw_stat', 'capacity',
-           'fit_exponent', 'sweep', 'theory_nstar', 'theory_slope', 'capacity_task', 'capacity_results', 'capacity_fit']
+__all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'CARD_D', 'CARD_DRAWS', 'criterion_line', 'random_pairs', 'sphere_abs_dot',
+           'crosstalk_moments', 'row_sum_coherence', 'worst_case_check', 'writes_sum', 'PairMemory', 'crosstalk_error',
+           'top1', 'draw_stat', 'capacity', 'fit_exponent', 'sweep', 'theory_nstar', 'theory_slope', 'capacity_task',
+           'capacity_results', 'capacity_fit']
 
 # %% ../../nbs/07_capacity.ipynb #fd3aa0da
 from ..base.registry import claim, Verdict, Paper
@@ -129,9 +130,24 @@ def worst_case_check(ds=(16, 64, 256),    # dimensions
             out['premise_draws'] += int(ok.sum()); out['premise_decode_errors'] += int((~nn[ok]).sum())
     return out
 
-# %% ../../nbs/07_capacity.ipynb #83af9599
-_PLAIN_SUM = FAMILIES['hebbian'].step   # one update whose state after n writes is their sum (a shortcut, not a branch on a name)
+# %% ../../nbs/07_capacity.ipynb #78fb1d87
+def writes_sum(rule,              # a family: a name, a `Family`, or a file defining one
+               K:torch.Tensor,    # keys `[..., n, d_k]`, written in this order
+               V:torch.Tensor,    # values `[..., n, d_v]`
+               beta:float=1.0,    # the write rate
+               gamma=None,        # the family's γ (default: its own)
+               m:int=4,           # the writes checked: the last `m`, of the first two memories
+              ) -> bool:
+    "Whether the family's own update, run by its reference loop over the last `m` writes from the plain sum of the earlier ones, lands on the plain sum of all: then `beta * sum_j v_j k_j^T` (one product) may stand in for the loop."
+    K2, V2 = K.reshape(-1, *K.shape[-2:])[:2], V.reshape(-1, *V.shape[-2:])[:2]
+    n = K2.shape[1]; m = min(m, n)
+    plain = lambda a, b: beta * torch.einsum('rnv,rnk->rvk', V2[:, a:b], K2[:, a:b])[:, None]
+    try: S = recur(K2[:, n - m:, None], V2[:, n - m:, None], rule=rule, beta=beta, gamma=gamma, S0=plain(0, n - m), algorithm='reference', reads=False).state
+    except (ValueError, TypeError): return False           # a state of another shape (extra rows, an exemplar memory): not a plain sum
+    want = plain(0, n)
+    return torch.is_tensor(S) and S.shape == want.shape and bool(torch.allclose(S, want, rtol=1e-4, atol=1e-6 * (1 + float(want.abs().max()))))
 
+# %% ../../nbs/07_capacity.ipynb #83af9599
 class PairMemory:
     "Nested random pairs, draws in the batch dimension, written into one associative state by `rule`; `read(n)` retrieves the first `n`."
     def __init__(self, d:int,                  # d_k = d_v
@@ -162,7 +178,7 @@ class PairMemory:
         "The state `[draws, 1, d_v, d_k]` after writing the first `n` pairs in order."
         self.ensure(n)
         if n in self.states and self.states[n] is not None: return self.states[n]
-        if family(self.rule).step is _PLAIN_SUM:              # linear attention's update: the state is the plain sum of the writes
+        if writes_sum(self.rule, self.K[:, :n], self.V[:, :n], self.kw.get('beta', 1.0), self.kw.get('gamma')):   # the family's own update, run here, is the plain sum
             return self.kw.get('beta', 1.0) * torch.einsum('rnv,rnk->rvk', self.V[:, :n], self.K[:, :n])[:, None]   # one op: not cached
         m = max(i for i in self.states if i <= n)           # continue from the longest cached prefix
         S = recur(self.K[:, m:n, None], self.V[:, m:n, None], rule=self.rule, beta=self.kw.get('beta', 1.0),
@@ -309,7 +325,7 @@ def sweep(criterion:str='accurate',      # a key of `CRITERIA`
 @functools.lru_cache(maxsize=None)
 def _sweep(criterion, rule, keys, full, device, small, backend='inprocess', scheduler=None, cache=None):
     import contextlib, tempfile
-    from pavlovattn.base.sweep import run, capacity_results
+    from pavlovattn.base.sweep import run
     p = PROTOCOL[criterion]
     grid = p.get('d_full' if full else 'd') or PROTOCOL['d_full' if full else 'd']
     draws = p['draws_full' if full else 'draws']
@@ -425,3 +441,23 @@ def capacity_fit(df, **kw) -> dict:
     res = capacity_results(df)
     need(len({(r['criterion'], r['rule'], r['keys']) for r in res}) == 1, 'a fit is of one criterion, one rule and one key distribution')
     return fit_exponent(res, **kw)
+
+# %% ../../nbs/07_capacity.ipynb #60fc49c5
+from ..design.phenomena import Phenomenon, register
+
+# %% ../../nbs/07_capacity.ipynb #91af58d6
+CARD_D, CARD_DRAWS = (16, 32, 64), 8   # the card's reduced sizes (fixed before measuring, with the battery)
+
+def _card_exponent(criterion:str):
+    "How any family gets its `criterion` exponent on the card: (slope, CI low, CI high, note) at the reduced sizes."
+    def measure(fam, s):
+        res = [capacity(d, criterion, fam.name, CARD_DRAWS, dtype=torch.float64, device=s.device, seed=s.seed + d) for d in CARD_D]
+        fit = fit_exponent(res, B=200, seed=s.seed)
+        return fit['slope'], fit['ci'][0], fit['ci'][1], (f"reduced sizes: d = {', '.join(map(str, CARD_D))}, {CARD_DRAWS} draws; "
+                                                          f"N* = {', '.join(map(str, fit['n_star']))}; the paper's exponent for linear attention: "
+                                                          f"{PAPER[criterion]}")
+    return measure
+
+for _c, _title in (('accurate', 'capacity exponent (accurate retrieval)'), ('identification', 'capacity exponent (identification)')):
+    register(Phenomenon(_title, None, ((None, None, _title),), {}), 'capacity-' + _c, 'memory capacity', measure=_card_exponent(_c),
+             fixes=('beta', 'gamma'))

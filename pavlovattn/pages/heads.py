@@ -9,6 +9,8 @@ import numpy as np
 import torch
 import pandas as pd
 import matplotlib.pyplot as plt
+from ..model.core import recur
+from .capacity import writes_sum
 
 # %% auto #0
 __all__ = ['HEADS', 'HEAD_DIMS', 'PROTOCOL', 'C2_TOLERANCE', 'unit_vectors', 'hebbian_state', 'head_cell', 'ident_error_approx',
@@ -27,8 +29,10 @@ def unit_vectors(*shape,               # the shape; the last axis is the dimensi
 def hebbian_state(k:torch.Tensor, # keys `[..., N, d_k]`
                   v:torch.Tensor, # values `[..., N, d_v]`
                  ) -> torch.Tensor: # states `[..., d_v, d_k]`
-    "The linear-attention (Hebbian) state $\\sum_j v_j k_j^\\top$ of each memory in a batch."
-    return torch.einsum('...nv,...nk->...vk', v, k)
+    "The linear-attention (Hebbian) state of each memory in a batch, written by linear attention's own update: the one product $\\sum_j v_j k_j^\\top$ where `capacity.writes_sum` finds that update to be the plain sum, else its `recur` loop."
+    if writes_sum('hebbian', k, v): return torch.einsum('...nv,...nk->...vk', v, k)
+    S = recur(k.reshape(-1, *k.shape[-2:])[:, :, None], v.reshape(-1, *v.shape[-2:])[:, :, None], rule='hebbian', reads=False).state[:, 0]
+    return S.reshape(*k.shape[:-2], *S.shape[-2:])
 
 # %% ../../nbs/08_heads.ipynb #f269c113
 def head_cell(H:int,                # number of heads

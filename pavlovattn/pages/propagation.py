@@ -8,6 +8,7 @@ import math, os
 import torch
 import matplotlib.pyplot as plt
 from .heads import unit_vectors, hebbian_state
+from .capacity import writes_sum
 from ..base.registry import claim, Verdict
 
 # %% auto #0
@@ -45,8 +46,9 @@ def read_out(K:torch.Tensor,   # keys `[..., n, d_k]`
              V:torch.Tensor,   # values `[..., n, d_v]`
              Q:torch.Tensor,   # queries `[..., m, d_k]`
             ) -> torch.Tensor: # read-outs `[..., m, d_v]`
-    "Linear-attention read-out S q of every query, with S = sum_j v_j k_j^T (computed through the scores Q K^T)."
-    return (Q @ K.transpose(-1, -2)) @ V
+    "Linear-attention read-out S q of every query, S the state linear attention's own update writes (`heads.hebbian_state`): through the scores Q K^T where `capacity.writes_sum` finds that update to be the plain sum S = sum_j v_j k_j^T."
+    if writes_sum('hebbian', K, V): return (Q @ K.transpose(-1, -2)) @ V
+    return Q @ hebbian_state(K, V).transpose(-1, -2)
 
 # %% ../../nbs/09_error_propagation.ipynb #c61766ea
 def head_errors(n:int,              # associations per head
