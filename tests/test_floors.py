@@ -59,7 +59,7 @@ def _graph():
 def test_every_module_lives_on_a_floor_and_nothing_else_is_beside_the_floors():
     top = sorted(p.name for p in PKG.glob('*.py'))
     assert top == ['__init__.py', '_modidx.py'], top
-    assert set(_alias().values()) == set(_modules()), 'the alias table names every module, and only those'
+    assert set(_alias().values()) <= set(_modules()), 'every old path is an alias of a module on a floor'
 
 
 def test_no_import_points_up_a_floor():
