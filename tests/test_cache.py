@@ -269,3 +269,15 @@ def test_numbas_cache_lives_under_the_one_root(tmp_path):
     assert beside() == before, 'numba wrote beside the modules'
     assert fresh("import numba, pavlovattn.model.kernels; print(numba.config.CACHE_DIR)", NUMBA_CACHE_DIR=str(tmp_path / 'mine')) == str(tmp_path / 'mine')
     assert fresh("import numba; import pavlovattn.model.kernels; print(numba.config.CACHE_DIR)") == str(tmp_path / 'c' / 'numba')
+
+
+def test_pavlovattn_cache_is_a_subcommand(tmp_path):
+    "`pavlovattn cache` (issue 45): the cache's commands beside the others; bad arguments get one line and exit 2; `versions` lists every kind the pages register (found by discover, no module list)."
+    env = dict(os.environ, PAVLOVATTN_CACHE=str(tmp_path / 'c'))
+    run = lambda *a: subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'cache', *a], capture_output=True, text=True, env=env, timeout=300)
+    r = run('root'); assert r.returncode == 0 and r.stdout.strip() == str(tmp_path / 'c'), r.stderr
+    for bad in (('bogus',), ('migrate',)):
+        r = run(*bad); assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith('pavlovattn cache'), r.stderr
+    r = run('versions'); assert r.returncode == 0, r.stderr
+    kinds = json.loads(r.stdout)
+    assert {'checkpoint', 'task capacity', 'task battery', 'task stacked', 'task claim'} <= set(kinds), sorted(kinds)

@@ -275,6 +275,9 @@ def _main(argv=None, prog:str='python -m pavlovattn.base.cache') -> int:
     v = sub.add_parser('versions', help="every kind's code version and fingerprint (JSON)")
     v.add_argument('--record', metavar='FILE', nargs='?', const='tests/code_versions.json', help='write them to FILE (default tests/code_versions.json)')
     sub.add_parser('root', help='print the cache folder')
+    def one_line(msg, parser=p):                                       # bad arguments: one line (usage included) and exit status 2
+        print(safe_line(f"{parser.prog}: {msg} ({parser.format_usage().strip()})"), file=sys.stderr); sys.exit(2)
+    for q in (p, m, v, *sub.choices.values()): q.error = lambda msg, q=q: one_line(msg, q)
     a = p.parse_args(argv)
     if a.cmd == 'root': print(root()); return 0
     if a.cmd == 'versions':
