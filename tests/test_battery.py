@@ -5,7 +5,7 @@ from pavlovattn.model.families import FAMILIES, BUILTIN, ALGORITHMS, family, for
 from pavlovattn.model.core import recur, summarize, choose_algorithm
 from pavlovattn.design.designs import simulate
 from pavlovattn.model.layers import AttentionMixer
-from pavlovattn.apps.battery import battery, ROWS
+from pavlovattn.apps.battery import battery, rows as card_rows
 from pavlovattn.apps.cli import main
 
 HERE = pathlib.Path(__file__).parent
@@ -60,7 +60,7 @@ def test_battery_of_a_user_family_checks_its_closed_forms_and_says_why_not(faw, 
     assert main(['battery', FILE, '--subjects', '20', '--format', 'json', '--figure', str(fig)]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = {r['phenomenon']: r for r in out['rows']}
-    assert out['family']['family'] == 'forget-after-write' and len(rows) == len(ROWS) and fig.stat().st_size > 0
+    assert out['family']['family'] == 'forget-after-write' and len(rows) == len(card_rows()) and fig.stat().st_size > 0
     assert {r['closed_form'] for r in rows.values()} <= {'pass', '—'} and rows['blocking']['direction'] == '>'
     assert rows['repeated-key overwriting']['closed_form'] == 'pass'
     bare = battery(FILE + ':BARE', subjects=20, progress=False)        # only a step: every closed form is refused with its reason
@@ -129,3 +129,67 @@ def test_a_design_is_refused_at_its_familys_own_rate_bound():
             summarize(k[0, :1], k[0, :1, :, :1], beta=0.6, rule=half.name, index=torch.zeros(1, 3, dtype=torch.long))
     finally:
         for n in [n for n in F if n not in BUILTIN]: F.pop(n)           # load_family registered BARE too
+
+NEW_PAGE = '''
+from pavlovattn.design.designs import simulate, closed_form
+from pavlovattn.design.phenomena import Phenomenon, register
+
+DESIGN = 'compound: 20A+ | 20B+ | #AB ; element: 20A+ | 20B+ | #A'
+
+def run(fam, s):
+    r = simulate(DESIGN, rule=fam, beta=s.beta_or(0.1), device=s.device, **fam.kwargs(gamma=s.gamma_of(fam)))
+    return {g: [p['mean'] for p in ps] for g, ps in r.probes.items()}
+
+def closed(fam, s):
+    return closed_form(DESIGN, fam, beta=s.beta_or(0.1), **fam.kwargs(gamma=s.gamma_of(fam)))
+
+register(Phenomenon('summation of two excitors', DESIGN, (('compound', 'element', 'AB against A'),), {'rw': ('>',), 'contiguity': ('>',)}),
+         'test-summation', 'a page written in a test', run, closed=closed)
+'''
+
+@pytest.fixture
+def new_page(tmp_path, monkeypatch):
+    "A page the package has never heard of: a module in a temporary folder that registers one phenomenon when imported."
+    import importlib, sys
+    from pavlovattn.design.phenomena import REGISTRY
+    (tmp_path / 'a_new_page.py').write_text(NEW_PAGE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try: yield importlib.import_module('a_new_page')
+    finally: REGISTRY.pop('test-summation', None); sys.modules.pop('a_new_page', None)
+
+def test_a_new_page_reaches_the_card_with_no_edit_to_the_battery(new_page, capsys):
+    "Issue 45: a phenomenon registered by a module the battery has never named is a row of every card (after the pages' rows), by `battery` and by `pavlovattn battery`."
+    before = [r.name for r in card_rows()]
+    card = battery('delta', subjects=20, progress=False)
+    assert card.index[-1] == 'summation of two excitors' and card.index[:-1].tolist() == [n for n in before if n != card.index[-1]]
+    row = card.loc['summation of two excitors']
+    assert row.page == 'a page written in a test' and row.closed_form == 'pass' and row.direction == '>' and row.rw and row.own_model
+    assert abs(row.effect - (1 - 0.9**20)) < 1e-12                  # delta: V_A + V_B against V_A, each 1 - (1 - beta)^20
+    assert main(['battery', 'hebbian', '--subjects', '20', '--format', 'json']) == 0
+    out = {r['phenomenon']: r for r in json.loads(capsys.readouterr().out)['rows']}
+    assert out['summation of two excitors']['direction'] == '>' and out['summation of two excitors']['contiguity'] is True
+
+def test_the_card_rows_come_from_the_registry_in_page_order():
+    "Every registered phenomenon is on the card, one row per contrast, the pages in site order; battery.py names no page."
+    import ast
+    from pavlovattn.design.phenomena import registered
+    from pavlovattn.base.registry import _page_order
+    rs = card_rows()
+    assert [r.entry.id for r in rs] == [i for i, e in registered().items() for _ in e.phenomenon.contrasts]
+    pages = [_page_order(r.entry.module) for r in rs]
+    assert pages == sorted(pages) and pages[0] == '02_acquisition_extinction'
+    ids = {'acquisition', 'extinction', 'blocking', 'pree', 'spontaneous-recovery', 'repeated-key-overwriting', 'renewal', 'capacity-accurate'}
+    assert [r.name for r in rs][:2] == ['acquisition', 'extinction'] and ids <= {r.entry.id for r in rs} and len(rs) >= 26
+    src = (HERE.parent / 'pavlovattn' / 'apps' / 'battery.py').read_text()
+    named = [n for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.Import, ast.ImportFrom))
+             for m in ([a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or '', *(a.name for a in n.names)]) if 'pages' in m.split('.')]
+    assert not named and 'pages.' not in src, named
+
+def test_the_pretrained_page_still_reads_the_one_key_protocol():
+    "`battery.ROWS`, `N_ACQ`, `N_EXT` and `RETENTION` (read by the pretrained page's head battery) come from the registry: the pages' own values."
+    from pavlovattn.apps import battery as b
+    from pavlovattn.pages import acquisition, recovery
+    assert (b.N_ACQ, b.N_EXT, b.RETENTION) == (acquisition.N_ACQ, acquisition.N_EXT, recovery.RETENTION) == (30, 30, 50)
+    rw = {r.name: r.predicts('rw') for r in b.ROWS}
+    assert (rw['extinction'], rw['spontaneous recovery']) == ('<', 'not >')
+    with pytest.raises(AttributeError): b.NO_SUCH_NAME

@@ -58,3 +58,34 @@ def test_cli_agrees_with_run_design_randomised(name, extra):
         if x['sd'] == 0: assert abs(x['mean'] - float(m.mean())) < 1e-12, g; continue
         z = (x['mean'] - float(m.mean())) / math.sqrt(x['sd']**2 / n + float(m.var()) / n)
         assert abs(z) < 4, (g, z)
+
+NEW_PAGE = '''
+from pavlovattn.design.phenomena import contrast, register
+from pavlovattn.pages.competition import cue_competition_run, CUE_COMPETITION
+
+PH = contrast('overshadowing by a twice as salient cue', 'overshadowing: 20AB+ | #B; control: 20B+ | #B', ('control', 'B'), ('overshadowing', 'B'), True,
+              {'salience': {'A': 2.0}})
+register(PH, 'test-salient-overshadowing', 'a page written in a test', cue_competition_run(PH), exact=False, protocol=CUE_COMPETITION)
+'''
+
+def test_a_new_pages_cue_competition_phenomenon_is_a_row_with_its_claim(tmp_path, monkeypatch):
+    "Issue 45: the table lists no titles; a phenomenon registered under the cue-competition protocol by a module it never named is a row (last), and gets its claim."
+    import importlib, sys
+    from pavlovattn.design.phenomena import REGISTRY
+    from pavlovattn.base.registry import CLAIMS, run_claims
+    from pavlovattn.pages import dissociation as d
+    before = list(d.PHENOMENA)
+    assert before[:2] == ['blocking', 'overshadowing'] and len(before) == 11 and before[-1] == 'partial reinforcement extinction effect'
+    (tmp_path / 'a_new_cue_page.py').write_text(NEW_PAGE); monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        importlib.import_module('a_new_cue_page')
+        name = 'overshadowing by a twice as salient cue'
+        assert list(d.PHENOMENA) == before + [name] and d.ROW_IDS[name] == 'test-salient-overshadowing'
+        (r,), ok = run_claims(['dissociation-test-salient-overshadowing'], progress=False)
+        assert ok and r['check'] == 'pass' and r['data']['delta']['present'] and not r['data']['hebbian']['present']
+        plain = d.dissociation_row('overshadowing', subjects=1)['delta']['effect']
+        assert r['data']['delta']['effect'] > plain > 0                # a more salient A overshadows B more
+    finally:
+        REGISTRY.pop('test-salient-overshadowing', None); CLAIMS.pop('dissociation-test-salient-overshadowing', None)
+        sys.modules.pop('a_new_cue_page', None); d._dissociation_row.cache_clear()
+    assert list(d.PHENOMENA) == before

@@ -7,16 +7,38 @@ from __future__ import annotations
 import math
 import torch
 from ..model.core import RULES, FAMILIES, acquisition_curve
+from ..model.families import family
 from ..design.designs import simulate
+from ..design.phenomena import Phenomenon, Setting, register
 
 # %% auto #0
-__all__ = ['DESIGN', 'extinction_curve', 'acq_ext_curve', 'design_curve', 'simulate_acq_ext']
+__all__ = ['DESIGN', 'N_ACQ', 'N_EXT', 'CARD_BETA', 'CARD_DESIGN', 'phase_curve', 'extinction_curve', 'acq_ext_curve',
+           'design_curve', 'simulate_acq_ext']
 
 # %% ../../nbs/02_acquisition_extinction.ipynb #1dc98061
 from ..base.registry import claim, Verdict
 
+# %% ../../nbs/02_acquisition_extinction.ipynb #ae33b695
+def _composes(fam):
+    "Refuse a family whose phases do not compose (no acquisition closed form, or no `rest`): its read-out after a phase is not a function of the read-out before it alone."
+    if fam.acquisition is None or fam.rest is None:
+        raise ValueError(f"the {fam.name} family gives no {'acquisition closed form' if fam.acquisition is None else 'rest factor'}, so its phases do not compose")
+
+def phase_curve(rule,          # a family whose phases compose (it gives `acquisition` and `rest`)
+                n,             # trials of the phase: int, array or tensor
+                x0,            # the read-out the phase starts at (the end of the one before)
+                lam=1.0,       # US magnitude on every trial of the phase (0: extinction)
+                k2=1.0,        # squared key norm
+                beta=1.0,      # write rate
+                gamma=None,    # decay (default: the family's)
+                tau:float=1.0, # softmax temperature
+               ):
+    "Closed-form read-out after `n` identical trials of one key in a later phase that starts at read-out `x0` (derived above)."
+    fam = family(rule); _composes(fam)
+    return acquisition_curve(fam, n, lam=lam, k2=k2, beta=beta, x0=x0, tau=tau, **fam.kwargs(gamma=gamma))
+
 # %% ../../nbs/02_acquisition_extinction.ipynb #d82b3721
-def extinction_curve(rule:str,        # one of `RULES`
+def extinction_curve(rule,            # a family: one of `RULES`, or any whose phases compose (it gives `acquisition` and `rest`)
                      n,               # number(s) of non-reinforced trials: int, array or tensor
                      x_acq=None,      # read-out at the end of acquisition (default: `acquisition_curve` after `n_acq` trials; not for softmax's exemplar memory)
                      n_acq=None,      # number of reinforced trials before (needed for softmax, or when `x_acq` is not given)
@@ -28,22 +50,22 @@ def extinction_curve(rule:str,        # one of `RULES`
                      other:bool=False,# the non-reinforced trials are of another cue with a key orthogonal to this one
                     ):
     "Closed-form read-out `u^T S k` after `n` non-reinforced trials that follow acquisition (derived here)."
-    if rule not in RULES: raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
-    fam = FAMILIES[rule]; gamma = fam.gamma_or_default(gamma)
+    fam = family(rule); gamma = fam.gamma_or_default(gamma)
     n = torch.as_tensor(n, dtype=torch.float64)
     if fam.grows:                                                   # an exemplar memory forgets nothing: extinction dilutes
         if n_acq is None or x_acq is not None:
             raise ValueError("softmax extinction is dilution: it depends on n_acq, the number of stored reinforced trials, not on x_acq")
         A = n_acq * beta * math.exp(k2 / tau)                      # total weight of the reinforced trials
         return lam * A / (A + n * beta * (1.0 if other else math.exp(k2 / tau)) + 1)
+    _composes(fam)
     if x_acq is None:
         if n_acq is None: raise ValueError("give x_acq (the end-of-acquisition read-out) or n_acq")
         x_acq = acquisition_curve(rule, n_acq, lam=lam, k2=k2, beta=beta, **fam.kwargs(gamma=gamma))
     if other: return (gamma if 'gamma' in fam.params else 1.0)**n * x_acq
-    return acquisition_curve(rule, n, lam=0.0, k2=k2, beta=beta, x0=x_acq, **fam.kwargs(gamma=gamma))
+    return phase_curve(fam, n, x_acq, lam=0.0, k2=k2, beta=beta, gamma=gamma)
 
 # %% ../../nbs/02_acquisition_extinction.ipynb #c9616f7c
-def acq_ext_curve(rule:str,          # one of `RULES`
+def acq_ext_curve(rule,              # a family, as `extinction_curve` takes it
                   n_acq:int,         # reinforced trials of A
                   n_ext:int,         # non-reinforced trials (of A, or of B when `other`)
                   lam=1.0,           # US magnitude
@@ -54,8 +76,9 @@ def acq_ext_curve(rule:str,          # one of `RULES`
                   other:bool=False,  # extinction trials are of an orthogonal cue B
                  ) -> torch.Tensor:  # `[n_acq + n_ext + 1]` float64: x_0 = 0, ..., x_{n_acq+n_ext}
     "Closed-form read-out of A after each trial of `n_acq A+ | n_ext A-` (or `B-`), starting from an empty memory."
-    acq = acquisition_curve(rule, torch.arange(n_acq + 1), lam=lam, k2=k2, beta=beta, tau=tau, **FAMILIES[rule].kwargs(gamma=gamma))
-    ext = extinction_curve(rule, torch.arange(1, n_ext + 1), x_acq=None if FAMILIES[rule].grows else float(acq[-1]),
+    fam = family(rule)
+    acq = acquisition_curve(fam, torch.arange(n_acq + 1), lam=lam, k2=k2, beta=beta, tau=tau, **fam.kwargs(gamma=gamma))
+    ext = extinction_curve(fam, torch.arange(1, n_ext + 1), x_acq=None if fam.grows else float(acq[-1]),
                            n_acq=n_acq, lam=lam, k2=k2, beta=beta, gamma=gamma, tau=tau, other=other)
     return torch.cat([acq, ext])
 
@@ -72,7 +95,7 @@ def design_curve(res,               # a `designs.Result`
     return torch.tensor(before + [res.strengths[group][cue]], dtype=torch.float64)
 
 # %% ../../nbs/02_acquisition_extinction.ipynb #b02307f8
-def simulate_acq_ext(rule:str,             # one of `RULES`
+def simulate_acq_ext(rule,                 # a family: one of `RULES`, or any other
                      n_acq:int,            # reinforced trials of A
                      n_ext:int,            # non-reinforced trials (of A, or of B when `other`)
                      lam=1.0,              # US magnitude
@@ -88,9 +111,33 @@ def simulate_acq_ext(rule:str,             # one of `RULES`
     B = max([torch.as_tensor(p).numel() for p in (k2, beta, gamma) if p is not None] + [1])
     col = lambda p: torch.as_tensor(p, dtype=torch.float64).reshape(-1).expand(B).tolist()
     design = f"{n_acq}A+ | {n_ext}{'B' if other else 'A'}-"
-    runs = [simulate(design, rule=rule, beta=b, lam=lam, salience={'A': k}, tau=tau, dtype=dtype, device=device, **FAMILIES[rule].kwargs(gamma=g))
+    fam = family(rule)
+    runs = [simulate(design, rule=fam, beta=b, lam=lam, salience={'A': k}, tau=tau, dtype=dtype, device=device, **fam.kwargs(gamma=g))
             for b, g, k in zip(col(beta), col(gamma) if gamma is not None else [None] * B, col(k2))]
     return torch.stack([r.runs['group']['mean'][:, r.cues.index('A')] for r in runs]).to(device)
+
+# %% ../../nbs/02_acquisition_extinction.ipynb #cc8dd877
+N_ACQ, N_EXT, CARD_BETA = 30, 30, 0.2   # the card's protocol (fixed before measuring, with the battery): A+ trials, A- trials, write rate (unit key)
+CARD_DESIGN = f'{N_ACQ}A+ | {N_EXT}A-'
+
+def _card_reads(curve) -> dict:
+    "A's read-out before any trial, after acquisition and after extinction, from curves `[B, N_ACQ + N_EXT + 1]`."
+    return {'A': {'before': curve[:, 0], 'acquired': curve[:, N_ACQ], 'extinguished': curve[:, -1]}}
+
+def _card_run(fam, s:Setting) -> dict:
+    "`CARD_DESIGN` simulated (`simulate_acq_ext`) at the setting's β (else `CARD_BETA`) and γ (else the family's own)."
+    return _card_reads(simulate_acq_ext(fam, N_ACQ, N_EXT, beta=s.beta_or(CARD_BETA), gamma=s.gamma_of(fam), device=s.device))
+
+def _card_closed(fam, s:Setting) -> dict:
+    "The same read-outs from the family's closed forms (`acq_ext_curve`); a ValueError where it gives none."
+    return _card_reads(acq_ext_curve(fam, N_ACQ, N_EXT, beta=s.beta_or(CARD_BETA), gamma=s.gamma_of(fam))[None])
+
+_CARD = dict(page='acquisition and extinction', run=_card_run, closed=_card_closed)
+_PROTOCOL = dict(n_acq=N_ACQ, n_ext=N_EXT, beta=CARD_BETA)
+register(Phenomenon('acquisition', CARD_DESIGN, ((('A', 'acquired'), ('A', 'before'), 'acquisition'),),
+                    {'rw': ('>',), 'contiguity': ('>',), 'exemplar': ('>',)}, options=_PROTOCOL), 'acquisition', **_CARD)
+register(Phenomenon('extinction', CARD_DESIGN, ((('A', 'extinguished'), ('A', 'acquired'), 'extinction'),),
+                    {'rw': ('<',), 'contiguity': ('not >',), 'exemplar': ('<',)}, options=_PROTOCOL), 'extinction', **_CARD);
 
 # %% ../../nbs/02_acquisition_extinction.ipynb #2e9ef3ea
 _GRID = dict(beta=(0.05, 0.3, 0.9), gamma=(0.8, 0.95, 1.0), k2=(0.5, 1.0, 1.5))

@@ -10,7 +10,7 @@ import torch
 import pandas as pd
 from ..model.core import RULES, FAMILIES, family, Trace, recur, per_step, UnstableRateError, NonFiniteError
 from ..model import families
-from ..design.phenomena import Phenomenon, direction, TOL
+from ..design.phenomena import Phenomenon, direction, TOL, register
 from ..design.designs import parse_design, simulate, expected_absent, vhw_keys, design_blocks, closed_form
 
 # %% auto #0
@@ -71,6 +71,19 @@ PHENOMENA = {
         (('rein', 'ctrl', 'US in the test context vs elsewhere'),), _pred(('>',), ('>',), ('>',)), ('>',),
         'Rescorla & Heth 1975; Bouton & Bolles 1979b'),
 }
+
+# %% ../../nbs/06_beyond_rescorla_wagner.ipynb #28a5b363
+def _params(s) -> dict:
+    "This page's protocol (`PARAMS`), with the β and γ a `Setting` asks for."
+    return {**PARAMS, **{n: getattr(s, n) for n in ('beta', 'gamma') if getattr(s, n) is not None}}
+
+def _registered_run(ph):
+    return lambda fam, s: probe_means(ph.design, fam.name, **_params(s), device=s.device)
+
+def _registered_closed(ph):
+    return lambda fam, s: closed_form(ph.design, fam, **_params(s))
+
+for _id, _ph in PHENOMENA.items(): register(_ph, _id, 'beyond Rescorla–Wagner', _registered_run(_ph), closed=_registered_closed(_ph))
 
 # %% ../../nbs/06_beyond_rescorla_wagner.ipynb #3da06e84
 def effects(name:str,                 # a key of `PHENOMENA`

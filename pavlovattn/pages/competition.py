@@ -5,16 +5,17 @@
 # %% ../../nbs/04_cue_competition.ipynb #0a65b96c
 from __future__ import annotations
 import math
+from typing import Callable
 import torch
 import pandas as pd
 from ..design.designs import simulate, closed_form, _probe_labels
-from ..design.phenomena import contrast
+from ..design.phenomena import Phenomenon, contrast, register
 from ..model.families import family
 
 # %% auto #0
-__all__ = ['FAMILIES', 'PROTOCOL_GAMMA', 'PHENOMENA', 'protocol', 'run_design', 'compare_families', 'rw_phase', 'overshadowing',
-           'conditioned_inhibition', 'retardation', 'trials_to_criterion', 'overexpectation', 'superconditioning',
-           'protection_from_extinction']
+__all__ = ['FAMILIES', 'PROTOCOL_GAMMA', 'PHENOMENA', 'CUE_COMPETITION', 'protocol', 'run_design', 'cue_competition_run',
+           'compare_families', 'rw_phase', 'overshadowing', 'conditioned_inhibition', 'retardation',
+           'trials_to_criterion', 'overexpectation', 'superconditioning', 'protection_from_extinction']
 
 # %% ../../nbs/04_cue_competition.ipynb #fde772e8
 from ..base.registry import claim, Verdict
@@ -70,6 +71,22 @@ def run_design(design:str,              # a design string
         if trajectory: rows.update(_trajectory=r['V'][:, 1:], _cues=list(res.cues))
         out[g.name] = rows
     return out
+
+# %% ../../nbs/04_cue_competition.ipynb #98f365ff
+CUE_COMPETITION = 'cue competition'   # the protocol's name in the registry: every phenomenon registered under it is a row of the dissociation table
+
+def cue_competition_run(ph:Phenomenon) -> Callable:
+    "How any family runs `ph` under this page's protocol, for the registry: `run_design` with β = 0.1 and `protocol`'s γ unless the `Setting` asks for others."
+    def run(fam, s):
+        opts = dict(beta=s.beta_or(0.1), subjects=s.subjects, seed=s.seed, device=s.device, **ph.options)
+        if 'gamma' in fam.params: opts['gamma'] = s.gamma if s.gamma is not None else protocol(fam.name).get('gamma')
+        return run_design(ph.design, rule=fam, **opts)
+    return run
+
+for _id, _title in (('blocking', 'blocking'), ('overshadowing', 'overshadowing'), ('summation', 'conditioned inhibition (summation)'),
+                    ('retardation', 'conditioned inhibition (retardation)'), ('overexpectation', 'overexpectation'),
+                    ('superconditioning', 'superconditioning'), ('protection-from-extinction', 'protection from extinction')):
+    register(PHENOMENA[_title], _id, 'cue competition', cue_competition_run(PHENOMENA[_title]), exact=False, protocol=CUE_COMPETITION)
 
 # %% ../../nbs/04_cue_competition.ipynb #82708d8c
 def compare_families(design:str,            # a design string

@@ -5,24 +5,29 @@
 # %% ../../nbs/04b_dissociation.ipynb #746a40f4
 from __future__ import annotations
 import functools, math, re
+from collections.abc import Mapping
 import pandas as pd
-from .competition import FAMILIES, PROTOCOL_GAMMA, protocol, run_design
+from .competition import FAMILIES, PROTOCOL_GAMMA, CUE_COMPETITION
 from ..base.registry import claim, Verdict
 from ..model import families
-from . import competition, random_orders
-from ..design.phenomena import Phenomenon, effect
+from ..design.phenomena import Setting, effect, registered, on_register
 
 # %% auto #0
 __all__ = ['PHENOMENA', 'ROW_IDS', 'TESTED', 'dissociation_row', 'expected_presence', 'dissociation_table', 'ci_above_zero']
 
 # %% ../../nbs/04b_dissociation.ipynb #a3f319e1
-_ORDER = ('blocking', 'overshadowing', 'conditioned inhibition (summation)', 'conditioned inhibition (retardation)', 'overexpectation',
-          'superconditioning', 'relative validity (beta- = beta+)', 'relative validity (beta- = beta+/2)', 'protection from extinction',
-          'contingency (Delta P = 0.5 vs 0)', 'partial reinforcement extinction effect')
-PHENOMENA = {n: {**competition.PHENOMENA, **random_orders.PHENOMENA}[n] for n in _ORDER}   # declared on the cue-competition and random-orders pages
-ROW_IDS = dict(zip(PHENOMENA, ('blocking', 'overshadowing', 'summation', 'retardation', 'overexpectation', 'superconditioning',
-                              'relative-validity-equal-rates', 'relative-validity-unequal-rates', 'protection-from-extinction',
-                              'contingency', 'pree')))   # claim ids: 'dissociation-' + this
+class _Rows(Mapping):
+    "{title: what `pick` takes of it} for every phenomenon registered under the cue-competition protocol, in page order: read from the registry when asked."
+    def __init__(self, pick): self.pick = pick
+    def _rows(self) -> dict: return {e.phenomenon.title: e for e in registered(CUE_COMPETITION).values()}
+    def __getitem__(self, title): return self.pick(self._rows()[title])
+    def __iter__(self): return iter(self._rows())
+    def __len__(self): return len(self._rows())
+    def __repr__(self): return repr(dict(self))
+
+PHENOMENA = _Rows(lambda e: e.phenomenon)   # {title: Phenomenon}: the table's rows, as the pages registered them
+ROW_IDS = _Rows(lambda e: e.id)             # {title: id}: claim ids are 'dissociation-' + id
+_ENTRIES = _Rows(lambda e: e)               # {title: Registered}: how each is run
 TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')   # the registry's pass/fail: the set fixed before measuring (gated-delta: gamma = PROTOCOL_GAMMA['gated-delta'])
 
 def dissociation_row(name:str, families=FAMILIES, subjects:int=2000, seed:int=0, device='cpu', threshold:float=0.05) -> dict:
@@ -31,13 +36,13 @@ def dissociation_row(name:str, families=FAMILIES, subjects:int=2000, seed:int=0,
     return {f: dict(c) for f, c in row.items()}          # a copy: the cached row stays as simulated
 
 @functools.lru_cache(maxsize=None)
-def _dissociation_row(name, families, subjects, seed, device, threshold):
-    "Cached per process (seeded, so deterministic): the table claim and the row claims share one simulation."
-    ph = PHENOMENA[name]; row = {}
-    for fam in families:
-        x, y = ph.read(run_design(ph.design, rule=fam, subjects=subjects, seed=seed, device=device, **{**protocol(fam), **ph.options}))
+def _dissociation_row(name, fams, subjects, seed, device, threshold):
+    "Cached per process (seeded, so deterministic): the table claim and the row claims share one simulation. Each family runs the phenomenon as registered."
+    e, row = _ENTRIES[name], {}
+    for f in fams:
+        x, y = e.phenomenon.read(e.run(families.family(f), Setting(subjects, seed, None, None, device)))
         eff, se = effect(x, y)
-        row[fam] = dict(effect=eff, se=se, present=bool(eff > threshold and eff - 1.96 * se > 0))
+        row[f] = dict(effect=eff, se=se, present=bool(eff > threshold and eff - 1.96 * se > 0))
     return row
 
 def expected_presence(name:str, family:str):
@@ -64,13 +69,6 @@ def _row_claim(name):
     return fn
 
 _TESTED_TEXT = f"hebbian, decay, delta, gated-delta (gamma = {PROTOCOL_GAMMA['gated-delta']})"
-for _n, _ph in PHENOMENA.items():
-    _exp = _ph.predicted['rw'][0] == '>'
-    _id = 'dissociation-' + ROW_IDS[_n]
-    claim(_id, f'{_n}: ' + (f"present for error-correcting attention (delta, gated-delta with gamma = {PROTOCOL_GAMMA['gated-delta']}), absent for contiguity attention (hebbian, decay)" if _exp
-                            else 'absent for delta, gated-delta, hebbian and decay (derived)'),
-          source=('paper C3; ' if _exp else '') + 'derived here',
-          expected=f'* = effect > 0.05 lambda with 95% CI above 0; tested (fixed before measuring): {_TESTED_TEXT}; softmax reported')(_row_claim(_n))
 
 @claim('cue-competition-dissociation', 'error-correcting attention shows cue competition, contiguity attention does not (the dissociation table)',
        source='paper C3; derived here', expected=f'every tested cell ({_TESTED_TEXT}) present/absent as theory expects (* = effect > 0.05 lambda with 95% CI above 0); softmax reported')
@@ -101,3 +99,13 @@ def _claim_ci_above_zero(full=False, device='cpu'):
     return Verdict(f"{sum(f in TESTED for n in raw for f in raw[n]) - len(bad)} of {sum(f in TESTED for n in raw for f in raw[n])} tested cells as expected; "
                    f"smallest lower CI limit where present is expected: " + ', '.join(f'{f} {v:+.4f}' for f, v in lows.items())
                    + (f'; unexpected: {bad}' if bad else ''), not bad, {'unexpected': bad, 'lowest_lower_limit': lows})
+
+@on_register
+def _claim_each_row(e):
+    "One claim per row, for each phenomenon registered under the cue-competition protocol, whichever page registers it (now or later)."
+    if e.protocol != CUE_COMPETITION: return
+    n, present = e.phenomenon.title, e.phenomenon.predicted['rw'][0] == '>'
+    claim('dissociation-' + e.id, f'{n}: ' + (f"present for error-correcting attention (delta, gated-delta with gamma = {PROTOCOL_GAMMA['gated-delta']}), absent for contiguity attention (hebbian, decay)" if present
+                                              else 'absent for delta, gated-delta, hebbian and decay (derived)'),
+          source=('paper C3; ' if present else '') + 'derived here',
+          expected=f'* = effect > 0.05 lambda with 95% CI above 0; tested (fixed before measuring): {_TESTED_TEXT}; softmax reported')(_row_claim(n))

@@ -8,8 +8,8 @@ import itertools, math
 import torch
 from ..model.core import family
 from ..design.designs import parse_design, simulate
-from ..design.phenomena import contrast, ratio
-from .competition import protocol, run_design
+from ..design.phenomena import contrast, ratio, register
+from .competition import protocol, run_design, cue_competition_run, CUE_COMPETITION
 from ..base.registry import claim, Verdict
 
 # %% auto #0
@@ -26,6 +26,9 @@ PHENOMENA = {p.title: p for p in (
     contrast('partial reinforcement extinction effect', 'continuous: 40A+ | #A | 20A- | #A; partial: !20A+/20A- | #A | 20A- | #A',
              ratio('partial', 'A@4', 'A@2'), ratio('continuous', 'A@4', 'A@2'), False),
 )}
+for _id, _title in (('relative-validity-equal-rates', 'relative validity (beta- = beta+)'), ('relative-validity-unequal-rates', 'relative validity (beta- = beta+/2)'),
+                    ('contingency', 'contingency (Delta P = 0.5 vs 0)'), ('pree', 'partial reinforcement extinction effect')):
+    register(PHENOMENA[_title], _id, 'random orders', cue_competition_run(PHENOMENA[_title]), exact=False, protocol=CUE_COMPETITION)
 
 # %% ../../nbs/04a_random_orders.ipynb #9c945205
 def mean_dynamics(types,                  # trial types: strings like 'AX+', 'BX-'

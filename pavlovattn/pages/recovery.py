@@ -8,10 +8,14 @@ import math
 from typing import NamedTuple
 import torch
 from ..model.core import recur, RULES, FAMILIES, acquisition_curve
+from ..model.families import family
+from ..design.phenomena import Phenomenon, Setting, register
+from .acquisition import N_ACQ, N_EXT, CARD_BETA, acq_ext_curve, phase_curve
 
 # %% auto #0
-__all__ = ['PHASES', 'RecoveryInputs', 'recovery_inputs', 'Recovery', 'run_recovery', 'orthogonal_keys', 'random_recovery',
-           'check_no_recovery', 'channel_gate_counterexample', 'history_contrast', 'check_history_contrast']
+__all__ = ['PHASES', 'RETENTION', 'RecoveryInputs', 'recovery_inputs', 'Recovery', 'run_recovery', 'orthogonal_keys',
+           'random_recovery', 'check_no_recovery', 'channel_gate_counterexample', 'history_contrast',
+           'check_history_contrast', 'overwrite_inputs']
 
 # %% ../../nbs/05_spontaneous_recovery.ipynb #b626fe19
 from ..base.registry import claim, Verdict
@@ -96,14 +100,14 @@ class Recovery(NamedTuple):
     trace: object             # the `recur` Trace; `trace.out[:, :, 0]` is the read-out of A after every step
     inputs: RecoveryInputs
 
-def run_recovery(rule:str,     # one of `RULES`
+def run_recovery(rule,         # a family: one of `RULES`, or any other
                  kA,           # key of cue A, `[dk]` or `[B,dk]`
                  ret_k,        # retention keys `[B,R,dk]`
                  gamma=None,   # gate on A trials (default as in `recur`: 0.9 for `decay`, else 1)
                  **kw,         # the other arguments of `recovery_inputs`
                 ) -> Recovery:
     "Run acquisition, extinction, retention and test for `rule`; return the read-outs of A and the theorem's factor."
-    fam = FAMILIES[rule]
+    fam = family(rule)
     gamma = fam.gamma_or_default(gamma)
     ri = recovery_inputs(kA, ret_k, gamma=gamma, channels=fam.gamma_channels(kA.shape[-1]) is not None, **kw)
     tr = recur(ri.k, ri.v, ri.q, rule=rule, beta=ri.beta, gamma=ri.gamma)
@@ -240,6 +244,56 @@ def check_history_contrast(rules=('hebbian', 'decay', 'delta', 'gated-delta'), #
         out[rule] = dict(max_err=float((hc['contrast'] - hc['kappa'][:, None] * hc['r_ext']).abs().max()),
                          max_abs_kappa=float(hc['kappa'].abs().max()), min_kappa=float(hc['kappa'].min()))
     return out
+
+# %% ../../nbs/05_spontaneous_recovery.ipynb #7cb629ab
+RETENTION = 50   # the card's retention interval (fixed before measuring, with the battery): empty steps after the acquisition page's card protocol
+
+def _recovery_run(fam, s:Setting) -> dict:
+    "`run_recovery` of the card protocol on a unit key, then `RETENTION` empty steps: the read-out of A after extinction and after the interval."
+    one = lambda *shape: torch.ones(*shape, dtype=torch.float64, device=s.device)
+    r = run_recovery(fam, one(1), 0 * one(1, RETENTION, 1), n_acq=N_ACQ, n_ext=N_EXT, beta=s.beta_or(CARD_BETA), ret_beta=0.0,
+                     gamma=s.gamma_of(fam))
+    return {'A': {'extinguished': r.r_ext[:, 0], 'tested': r.r_test[:, 0]}}
+
+def _recovery_closed(fam, s:Setting) -> dict:
+    "The theorem: the extinguished read-out (`acq_ext_curve`) times the family's rest factor over the interval; a ValueError where it gives none."
+    if fam.rest is None: raise ValueError(f"the {fam.name} family gives no rest factor (what empty steps do to the state)")
+    g = s.gamma_of(fam)
+    ve = float(acq_ext_curve(fam, N_ACQ, N_EXT, beta=s.beta_or(CARD_BETA), gamma=g)[-1])
+    return {'A': {'extinguished': ve, 'tested': fam.rest(RETENTION, 1.0 if g is None else g) * ve}}
+
+register(Phenomenon('spontaneous recovery', None, ((('A', 'tested'), ('A', 'extinguished'), 'spontaneous recovery'),),
+                    {'rw': ('not >',), 'contiguity': ('not >',), 'exemplar': ('not >',)},
+                    options=dict(n_acq=N_ACQ, n_ext=N_EXT, retention=RETENTION, beta=CARD_BETA)),
+         'spontaneous-recovery', 'spontaneous recovery', _recovery_run, closed=_recovery_closed);
+
+# %% ../../nbs/05_spontaneous_recovery.ipynb #aa1c6385
+def overwrite_inputs(seed:int=0) -> tuple:
+    "One unit key (d_k = 8) and two values `[2, 4]` for the overwriting row, seeded."
+    gen = torch.Generator().manual_seed(seed)
+    k = torch.nn.functional.normalize(torch.randn(8, generator=gen, dtype=torch.float64), dim=0)
+    return k, torch.randn(2, 4, generator=gen, dtype=torch.float64)
+
+def _overwrite_run(fam, s:Setting) -> torch.Tensor:
+    "Two writes at rate 1 on one key, then a read (`recur`): the squared distance of the read-out from the second value, `[1]`."
+    k, V = overwrite_inputs(s.seed)
+    K = torch.stack([k, k, k])[None, :, None]; Vs = torch.cat([V, torch.zeros(1, 4, dtype=torch.float64)])[None, :, None]
+    b = torch.tensor([[[1.0], [1.0], [0.0]]], dtype=torch.float64)
+    g = s.gamma_of(fam); opts = {} if g is None else {'gamma': float(g)}
+    r = recur(K.to(s.device), Vs.to(s.device), rule=fam, beta=b.to(s.device), **opts).pred[0, 2, 0].cpu()
+    return ((r - V[1]) ** 2).sum()[None]
+
+def _overwrite_closed(fam, s:Setting) -> torch.Tensor:
+    "The same from the family's closed forms: two later phases of one trial at rate 1 (`phase_curve`), each value dimension on its own."
+    k, V = overwrite_inputs(s.seed); g = s.gamma_of(fam)
+    one = lambda lam, x0: float(phase_curve(fam, 1, x0, lam=lam, beta=1.0, gamma=g))
+    x1 = [one(float(l), 0.0) for l in V[0]]
+    x2 = torch.tensor([one(float(l), x) for l, x in zip(V[1], x1)], dtype=torch.float64)
+    return ((x2 - V[1]) ** 2).sum()[None]
+
+register(Phenomenon('repeated-key overwriting', None, ((lambda d: d, torch.zeros_like, 'repeated-key overwriting'),),
+                    {'rw': ('0',), 'contiguity': ('>',), 'exemplar': ('>',)}, options=dict(beta=1.0)),
+         'repeated-key-overwriting', 'spontaneous recovery', _overwrite_run, closed=_overwrite_closed, fixes=('beta',));
 
 # %% ../../nbs/05_spontaneous_recovery.ipynb #e270fa34
 @claim('no-spontaneous-recovery',
