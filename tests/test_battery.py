@@ -86,7 +86,7 @@ def test_no_module_outside_the_families_page_reads_a_family_flag_or_name():
     flags = re.compile(r'\.(error_correcting|gate|exemplar|extra_row|write_key|kernel)\b(?!\s*=)')
     names = re.compile(r"\b(rule|name|fam|family|r)\s*(==|!=)\s*'(%s)'" % '|'.join(map(re.escape, BUILTIN)))
     root = HERE.parent / 'pavlovattn'
-    bad = [f'{p.name}:{i}: {l.strip()}' for p in sorted(root.glob('*.py')) if p.name not in ('families.py', '_modidx.py')
+    bad = [f'{p.name}:{i}: {l.strip()}' for p in sorted(root.rglob('*.py')) if p.name not in ('families.py', '_modidx.py')
            for i, l in enumerate(p.read_text().splitlines(), 1) if flags.search(l) or names.search(l)]
     assert not bad, bad
 

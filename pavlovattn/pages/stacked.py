@@ -12,6 +12,7 @@ from ..design.language import parse_design
 from ..design.phenomena import Phenomenon, register
 from ..base.registry import claim, Verdict
 from ..base.sweep import kind
+from .acquisition import phase_curve
 
 # %% auto #0
 __all__ = ['WIRINGS', 'STACK_DESIGNS', 'STACK_BETA', 'stack_steps', 'stacked_run', 'closed_form', 'stacked_task']
@@ -88,22 +89,22 @@ def stacked_run(design,                   # a design (calmr periods A>B are the 
 # %% ../../nbs/06a_stacked_circuits.ipynb #eb87d1c8
 def closed_form(phenomenon:str,   # 'second-order' (n1 B+, then n2 A>B) or 'preconditioning' (n1 A>B, then n2 B+)
                 wiring:str,        # 'chain' or 'bootstrap'
-                rule:str,          # 'delta' or 'hebbian' (the same family in both layers)
+                rule,              # the family of both layers: one without a γ whose phases compose (delta, hebbian)
                 n1:int, n2:int,    # trials in phase 1 and phase 2
                 b1:float, b2:float,# the layers' rates
                 lam:float=1.0,     # the US
                ) -> float:         # r(A) after the two phases (the control's is 0)
-    "The response to A derived on this page; ValueError for a case it does not cover."
-    if rule not in ('delta', 'hebbian') or wiring not in WIRINGS or phenomenon not in ('second-order', 'preconditioning'):
-        raise ValueError(f'no closed form here for {phenomenon} with {wiring} wiring of {rule} layers (delta or hebbian only)')
-    if rule == 'hebbian': return 0.0 if (wiring, phenomenon) == ('bootstrap', 'preconditioning') else n1 * n2 * b1 * b2 * lam
-    a = lambda b, n: 1 - (1 - b) ** n
+    "The response to A derived on this page, composed from the family's own one-phase closed form (`acquisition.phase_curve`); ValueError where there is none."
+    if wiring not in WIRINGS or phenomenon not in ('second-order', 'preconditioning'): raise ValueError(f'no closed form here for {phenomenon} with {wiring} wiring')
+    if 'gamma' in family(rule).params: raise ValueError(f'no closed form here for layers with a decay ({family(rule).name}): every step would decay the other cues too')
+    a = lambda n, x0, l, b: float(phase_curve(rule, n, x0, l, beta=b))          # one phase of one key, from x0 toward l
     if wiring == 'chain':
-        return a(b1, n2) * lam * a(b2, n1) * (1 - b2) ** n2 if phenomenon == 'second-order' else a(b1, n1) * lam * a(b2, n2)
-    if phenomenon == 'preconditioning': return 0.0
-    v = lam * a(b1, n1)
-    if b1 == b2: return n2 * b2 * v * (1 - b1) ** (n2 - 1)
-    return b2 * v * ((1 - b2) ** n2 - (1 - b1) ** n2) / (b1 - b2)
+        if phenomenon == 'second-order': return a(n2, 0.0, 1.0, b1) * a(n2, a(n1, 0.0, lam, b2), 0.0, b2)
+        return a(n1, 0.0, 1.0, b1) * a(n2, 0.0, lam, b2)
+    if phenomenon == 'preconditioning': return a(n1, 0.0, 0.0, b2)           # layer 1 predicts nothing for B in phase 1: layer 2 writes 0
+    v, x = a(n1, 0.0, lam, b1), 0.0
+    for j in range(n2): x = a(1, x, a(j, v, 0.0, b1), b2)                     # layer 1's prediction for B on trial j is layer 2's target
+    return x
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #2d4dea84
 STACK_DESIGNS = {'second-order': 'x: 10B(US) | 10A>B | 1#A ; control: 10B(US) | 10A | 10B | 1#A',
