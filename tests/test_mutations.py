@@ -1,7 +1,8 @@
 """Every check runs the code it vouches for (issue 46): a changed update of a built-in family changes what every claim
 naming that family measures. The mutations and the claims each must flip are written here once. The default run checks
 the claims' measurements at small sizes (seconds); the `slow` one runs the claims themselves (IN_TEST sizes) and asks
-for each verdict to flip."""
+for each verdict to flip (measured 2026-12-06: all four flip; about 12 minutes, the mutated family running on its plain
+loop; error-propagation-bound fails by a non-finite value, the delta rule at beta 1 diverging on its keys)."""
 import dataclasses
 import pytest
 import torch
@@ -14,7 +15,7 @@ MUTATIONS = {   # (family, what changes) -> its changed spec (a spec that is not
 }
 
 MUST_FLIP = {   # the claims that name the family and must flip under the mutation
-    ('hebbian', 'writes the error, as the delta rule'): ('capacity-exponent-accurate', 'heads-total-state', 'error-propagation-chained'),
+    ('hebbian', 'writes the error, as the delta rule'): ('capacity-exponent-accurate', 'heads-total-state', 'error-propagation-bound', 'error-propagation-chained'),
 }
 
 
