@@ -12,8 +12,8 @@ from ..design.designs import simulate
 from ..design.phenomena import Phenomenon, Setting, register
 
 # %% auto #0
-__all__ = ['DESIGN', 'N_ACQ', 'N_EXT', 'CARD_BETA', 'CARD_DESIGN', 'phase_curve', 'extinction_curve', 'acq_ext_curve',
-           'design_curve', 'simulate_acq_ext']
+__all__ = ['DESIGN', 'N_ACQ', 'N_EXT', 'CARD_BETA', 'CARD_DESIGN', 'DISSOCIATION_TESTED', 'phase_curve', 'extinction_curve',
+           'acq_ext_curve', 'design_curve', 'simulate_acq_ext']
 
 # %% ../../nbs/02_acquisition_extinction.ipynb #1dc98061
 from ..base.registry import claim, Verdict
@@ -181,6 +181,8 @@ def _claim_acq_ext(full=False, device='cpu'):
                    m < 1e-12, {'max_err_simulate': design, 'max_err_recur': batched, 'max_rel_err_float32_recur': rel32, 'settings': len(g)})
 
 # %% ../../nbs/02_acquisition_extinction.ipynb #3e31484a
+DISSOCIATION_TESTED = ('hebbian', 'decay', 'delta')   # extinction-dissociation's tested set, fixed before measuring
+
 @claim('extinction-dissociation',
        'hebbian attention does not extinguish on A- trials; decay loses A identically on A- and B- trials; '
        'delta extinguishes A on A- trials and not at all on B- trials',
@@ -193,7 +195,7 @@ def _claim_dissociation(full=False, device='cpu'):
     d = dict(hebbian_ext_change=0.0, decay_ext_vs_other=0.0, delta_other_change=0.0, delta_ext_min_drop=float('inf'))
     for b, gm, k2 in g.tolist():
         c = {rule: (lambda r: (design_curve(r, 'ext'), design_curve(r, 'other')))(
-                 simulate(DESIGN, rule=rule, beta=b, salience={'A': k2}, device=device, **FAMILIES[rule].kwargs(gamma=gm))) for rule in ('hebbian', 'decay', 'delta')}
+                 simulate(DESIGN, rule=rule, beta=b, salience={'A': k2}, device=device, **FAMILIES[rule].kwargs(gamma=gm))) for rule in DISSOCIATION_TESTED}
         d['hebbian_ext_change'] = max(d['hebbian_ext_change'], float((c['hebbian'][0][n:] - c['hebbian'][0][n]).abs().max()))
         d['decay_ext_vs_other'] = max(d['decay_ext_vs_other'], float((c['decay'][0] - c['decay'][1]).abs().max()))
         d['delta_other_change'] = max(d['delta_other_change'], float((c['delta'][1][n:] - c['delta'][1][n]).abs().max()))

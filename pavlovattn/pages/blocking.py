@@ -13,9 +13,9 @@ from ..base.machine import _threads
 from ..model import families
 
 # %% auto #0
-__all__ = ['GRID_KEYINGS', 'GRID_RATES', 'blocking_general', 'simulate_blocking', 'Blocking', 'blocking_onehot',
-           'blocking_normalized', 'blocking_overlap', 'blocking_keys', 'blocking_gated', 'blocking_contiguity',
-           'blocking_closed_form', 'blocking_design', 'blocking_grid']
+__all__ = ['GRID_KEYINGS', 'GRID_RATES', 'PRESENT_TESTED', 'ABSENT_TESTED', 'blocking_general', 'simulate_blocking', 'Blocking',
+           'blocking_onehot', 'blocking_normalized', 'blocking_overlap', 'blocking_keys', 'blocking_gated',
+           'blocking_contiguity', 'blocking_closed_form', 'blocking_design', 'blocking_grid']
 
 # %% ../../nbs/03_blocking.ipynb #5356db60
 def _f64(x): return x.to(torch.float64) if torch.is_tensor(x) else torch.as_tensor(x, dtype=torch.float64)
@@ -313,6 +313,9 @@ def _claim_closed_form(full=False, device='cpu'):
                     'paper_bar': 1e-7})
 
 # %% ../../nbs/03_blocking.ipynb #35625eb4
+PRESENT_TESTED = ('delta', 'gated-delta')              # blocking-delta-present's tested set, fixed before measuring
+ABSENT_TESTED = ('hebbian', 'decay', 'softmax')        # blocking-contiguity-absent's tested set
+
 def _ratio_grid(rule, device='cpu', full=False, gamma=0.9):
     "Blocking ratios exp/ctrl from the design `blocking_design(n1, 10)` over rates x phase-1 lengths (one-hot keys)."
     from pavlovattn.design.designs import simulate
@@ -329,7 +332,7 @@ def _ratio_grid(rule, device='cpu', full=False, gamma=0.9):
        source='paper C3; derived here', expected='V_B(exp)/V_B(ctrl) < 1 at every rate and n1 >= 1; delta ratio = (1-beta)^n1 (1e-12)')
 def _claim_delta_present(full=False, device='cpu'):
     res, ok, worst = {}, True, 0.0
-    for rule in ('delta', 'gated-delta'):
+    for rule in PRESENT_TESTED:
         Bt, N1, se, sc = _ratio_grid(rule, device, full)
         r = se / sc; res[rule] = {'max_ratio': float(r.max()), 'min_ratio': float(r.min())}
         ok &= bool((r < 1).all())
@@ -342,7 +345,7 @@ def _claim_delta_present(full=False, device='cpu'):
        source='paper C3; derived here', expected='V_B(exp)/V_B(ctrl) == 1 exactly (orthogonal cues)')
 def _claim_contiguity_absent(full=False, device='cpu'):
     res = {}
-    for rule in ('hebbian', 'decay', 'softmax'):
+    for rule in ABSENT_TESTED:
         Bt, N1, se, sc = _ratio_grid(rule, device, full)
         res[rule] = {'ratios_equal_1': bool((se == sc).all()), 'max_abs_ratio_minus_1': float((se / sc - 1).abs().max())}
     ok = all(v['ratios_equal_1'] for v in res.values())

@@ -13,9 +13,10 @@ from .competition import protocol, run_design, cue_competition_run, CUE_COMPETIT
 from ..base.registry import claim, Verdict
 
 # %% auto #0
-__all__ = ['PHENOMENA', 'RV_TRUE', 'RV_PSEUDO', 'mean_dynamics', 'mean_recursion', 'mean_asymptote', 'check_mean_recursion',
-           'relative_validity_asymptotes', 'relative_validity_gap', 'relative_validity_permuted_gap', 'delta_p',
-           'contingency_types', 'partial_reinforcement', 'partial_reinforcement_moments']
+__all__ = ['PHENOMENA', 'RECURSION_TESTED', 'RV_TRUE', 'RV_PSEUDO', 'mean_dynamics', 'mean_recursion', 'mean_asymptote',
+           'check_mean_recursion', 'relative_validity_asymptotes', 'relative_validity_gap',
+           'relative_validity_permuted_gap', 'delta_p', 'contingency_types', 'partial_reinforcement',
+           'partial_reinforcement_moments']
 
 # %% ../../nbs/04a_random_orders.ipynb #7e1a6600
 PHENOMENA = {p.title: p for p in (
@@ -76,8 +77,10 @@ def mean_asymptote(types, probs, **kw) -> tuple:
     return torch.linalg.pinv(torch.eye(len(cues), dtype=torch.float64) - A) @ b, cues
 
 # %% ../../nbs/04a_random_orders.ipynb #e6945ec8
+RECURSION_TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')   # random-order-mean-recursion's tested set
+
 def check_mean_recursion(design:str='!30A+/30AX-/20BX+/20B-', # one group, one randomised phase
-                         rules=('hebbian', 'decay', 'delta', 'gated-delta'),
+                         rules=RECURSION_TESTED,
                          subjects:int=10_000, sampling:str='iid', seed:int=0, device='cpu', **kw) -> dict:
     "Max |z| between simulated subjects' mean strengths and the exact mean recursion, per family (derived on this page)."
     (g,) = parse_design(design).groups; (ph,) = g.phases

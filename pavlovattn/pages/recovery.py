@@ -13,9 +13,9 @@ from ..design.phenomena import Phenomenon, Setting, register
 from .acquisition import N_ACQ, N_EXT, CARD_BETA, acq_ext_curve, phase_curve
 
 # %% auto #0
-__all__ = ['PHASES', 'RETENTION', 'RecoveryInputs', 'recovery_inputs', 'Recovery', 'run_recovery', 'orthogonal_keys',
-           'random_recovery', 'check_no_recovery', 'channel_gate_counterexample', 'history_contrast',
-           'check_history_contrast', 'overwrite_inputs']
+__all__ = ['PHASES', 'NO_RECOVERY_TESTED', 'HISTORY_TESTED', 'RETENTION', 'RecoveryInputs', 'recovery_inputs', 'Recovery',
+           'run_recovery', 'orthogonal_keys', 'random_recovery', 'check_no_recovery', 'channel_gate_counterexample',
+           'history_contrast', 'check_history_contrast', 'overwrite_inputs']
 
 # %% ../../nbs/05_spontaneous_recovery.ipynb #b626fe19
 from ..base.registry import claim, Verdict
@@ -161,7 +161,9 @@ def random_recovery(rule:str,           # one of the scalar-gated families (or `
     if res.factor is not None and res.factor.dim() == 2: res = res._replace(factor=res.factor[:, 0])   # equal gates per feature: one factor per experiment
     return res
 
-def check_no_recovery(rules=('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate'), # families (channel-gate with equal gates)
+NO_RECOVERY_TESTED = ('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate')   # no-spontaneous-recovery's tested set, fixed before measuring
+
+def check_no_recovery(rules=NO_RECOVERY_TESTED, # families (channel-gate with equal gates)
                       B:int=256,             # experiments per family (one `recur` call each)
                       dtype=torch.float64,
                       device='cpu',
@@ -218,7 +220,9 @@ def history_contrast(rule:str,        # a scalar-gated family
     return dict(trained=tr, control=ctl, contrast=tr.r_test - ctl.r_test, kappa=kappa, r_ext=tr.r_ext)
 
 # %% ../../nbs/05_spontaneous_recovery.ipynb #137e992d
-def check_history_contrast(rules=('hebbian', 'decay', 'delta', 'gated-delta'), # scalar-gated families
+HISTORY_TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')   # recovery-history-contrast-contracts's tested set, fixed before measuring
+
+def check_history_contrast(rules=HISTORY_TESTED, # scalar-gated families
                            B:int=128,        # experiments per family
                            dk:int=4,         # key size
                            R:int=25,         # largest retention interval (random keys, any overlaps)
