@@ -162,7 +162,7 @@ def test_pip_install_leaves_no_untracked_file(tmp_path):
     r = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps', '--no-index', '--no-build-isolation', '--target', str(tmp_path / 'site'), '.'],
                        cwd=src, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp_path / 'site' / 'pavlovattn' / 'cli.py').is_file()
+    assert (tmp_path / 'site' / 'pavlovattn' / 'apps' / 'cli.py').is_file() and (tmp_path / 'site' / 'pavlovattn' / 'data' / 'experiments.csv').is_file()
     assert git('status', '--porcelain', '--untracked-files=all') == '', 'pip install . left files git does not ignore'
 
 def test_time_reproduce_reads_the_stages_from_makes_own_lines(tmp_path):
