@@ -561,3 +561,76 @@ def test_ccnlab_paired_read_outs_are_what_it_scored_and_give_the_two_point_signs
                            'PreExposure_USPreExposure', 'Recovery_Renewal']
     delta = [sign_agreement(fx['experiments'][n]['paired']['families']['delta'], fx['experiments'][n]['paired']['empirical']) for n in sorted(two)]
     assert delta == [1.0, 0.0, 0.5, 1.0, 1.0]        # RW: backward blocking by a hair (3e-6), relative validity reversed, sensory preconditioning tied
+
+
+# --- the design compiler (issue 45): the batch and its strengths are what they were before compile_group and probe_rule ---
+
+def _batch_before(exps, subjects=4, seed=0, dtype=torch.float64):
+    "compile_batch's own step loop before it took its steps from `compile_group` (kept here): X, lam, learn, the rows' experiments and lengths, and the points' cells."
+    from pavlovattn.apps.animal import _crc
+    from pavlovattn.design.designs import trial_orders
+    rows, cells_of = [], []
+    for ei, e in enumerate(exps):
+        d = parse_design(e.design); ix = {c: i for i, c in enumerate(d.cues)}
+        S = subjects if any(ph.random for g in d.groups for ph in g.phases) else 1
+        where, orders = {}, trial_orders(d, subjects=S, seed=_crc(seed, e.id))
+        for g in d.groups:
+            for s in range(S):
+                steps = []
+                for t, tt in enumerate(g.trial_types[i] for i in orders[g.name][s].tolist()):
+                    steps.append(([ix[c] for c in tt.cues], tt.magnitude if tt.outcome == '+' else 0., 0. if tt.probe else 1.))
+                    if tt.probe: where.setdefault((g.name, [x for x in g.trial_types if x.probe].index(tt) + 1), []).append((len(rows), t))
+                rows.append((ei, steps))
+        cells_of += [[c for k in ks for c in where.get((gname, k), [])] for gname, ks, _, _ in e.points]
+    B, T, C = len(rows), max(len(s) for _, s in rows), max(len(parse_design(e.design).cues) for e in exps)
+    X, lam, learn = torch.zeros(B, T, C, dtype=dtype), torch.zeros(B, T, dtype=dtype), torch.zeros(B, T, dtype=dtype)
+    for b, (_, steps) in enumerate(rows):
+        off = T - len(steps)
+        for t, (ci, l, le) in enumerate(steps): X[b, off + t, ci] = 1.; lam[b, off + t] = l; learn[b, off + t] = le
+    return X, lam, learn, torch.tensor([r[0] for r in rows]), torch.tensor([len(s) for _, s in rows]), cells_of
+
+def _strengths_before(batch, rule, beta=0.1, gamma=None, tau=None, salience=None):
+    "strengths' own probe rule before `probe_rule` (kept here): beta times learn, 1 + learn (gamma - 1), a key trace's probe as a query; one recur call."
+    from pavlovattn.model.core import recur
+    from pavlovattn.model.families import family
+    fam = family(rule); X, E = batch.X, len(batch.exps)
+    per_row = lambda x: (torch.as_tensor(x, dtype=X.dtype).expand(E) if torch.as_tensor(x).dim() == 0 else torch.as_tensor(x).to(X))[batch.exp_of_row]
+    sal = torch.ones(E, X.shape[-1], dtype=X.dtype) if salience is None else torch.as_tensor(salience).to(X)
+    k = (X * sal[batch.exp_of_row].sqrt()[:, None, :])[:, :, None, :]; v = batch.lam[:, :, None, None]
+    b = per_row(beta)[:, None] * batch.learn; kw = {}
+    if 'gamma' in fam.params:
+        g = per_row(fam.gamma_or_default(gamma))[:, None]
+        kw['gamma'] = fam.per_feature((1 + batch.learn * (g - 1))[..., None], X.shape[-1])
+    if 'tau' in fam.params: k = k / per_row(1.0 if tau is None else tau).sqrt()[:, None, None, None]
+    if fam.probe_is_query:
+        probe = (batch.learn == 0) & (X.abs().sum(-1) > 0)
+        tr = recur(torch.where(probe[:, :, None, None], torch.zeros_like(k), k), v, k, rule=rule, beta=b[..., None], check=False, algorithm='sequential', **kw)
+        pred = torch.where(probe[:, :, None, None], tr.out, tr.pred)
+    else: pred = recur(k, v, k, rule=rule, beta=b[..., None], check=False, algorithm='sequential', **kw).pred
+    return torch.sparse.mm(batch.M, pred.reshape(-1, 1)).squeeze(1)
+
+def test_batch_and_strengths_are_what_they_were_before_the_design_compiler():
+    "Bit for bit: the batch (a randomised phase, timed trials, repeated probes) and every family's strengths and gradients, at defaults and with a parameter per experiment; γ stays 1 + learn (γ - 1) (equal to probe_rule's γ for γ >= 0.5, 1 ulp off it below: kept, so no fitted result moves)."
+    import dataclasses
+    from pavlovattn.model.families import FAMILIES
+    exps = select(['overexpectation', 'renewal', 'unblocking', 'novel_vs_inhibitor', 'reacquisition'])
+    b = compile_batch(exps)
+    X, lam, learn, eor, length, cells = _batch_before(exps)
+    for got, want in ((b.X, X), (b.lam, lam), (b.learn, learn), (b.exp_of_row, eor), (b.length, length)): assert torch.equal(got, want)
+    T = b.X.shape[1]
+    assert [sorted(int(j) for j in b.M[p].coalesce().indices()[0]) for p in range(len(cells))] == [sorted(r * T + T - int(length[r]) + t for r, t in c) for c in cells]
+    b = dataclasses.replace(b, length=None)                                  # one recur call for the exemplar memory too, as before
+    E, C = len(b.exps), b.X.shape[-1]
+    for rule, fam in FAMILIES.items():
+        gen = torch.Generator().manual_seed(3)
+        p = dict(beta=0.05 + 0.1 * torch.rand(E, generator=gen, dtype=torch.float64), salience=0.3 + 0.7 * torch.rand(E, C, generator=gen, dtype=torch.float64))
+        if 'gamma' in fam.params: p['gamma'] = 0.2 + 0.8 * torch.rand(E, generator=gen, dtype=torch.float64)
+        if 'tau' in fam.params: p['tau'] = 0.3 + torch.rand(E, generator=gen, dtype=torch.float64)
+        assert torch.equal(strengths(b, rule, check=False), _strengths_before(b, rule)), rule
+        grads = []
+        for f in (strengths, _strengths_before):
+            q = {n: x.clone().requires_grad_(True) for n, x in p.items()}
+            V = (strengths(b, rule, check=False, **q) if f is strengths else f(b, rule, **q))
+            (V * torch.linspace(-1, 1, len(V), dtype=V.dtype)).sum().backward()
+            grads.append([V.detach()] + [q[n].grad for n in sorted(q)])
+        assert all(torch.equal(x, y) for x, y in zip(*grads)), rule

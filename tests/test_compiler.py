@@ -149,24 +149,38 @@ MINE = ('designs', 'acquisition', 'blocking', 'competition', 'random_orders', 'd
 
 # Theorem harnesses that run `recur` on inputs no design expresses: arbitrary key vectors per experiment (any overlap,
 # any norm), ragged phase lengths, per-step retention gates and values. They are not designs, so they stay on their pages.
-NOT_DESIGNS = {('blocking', 'simulate_blocking'), ('recovery', 'run_recovery'), ('recovery', 'channel_gate_counterexample')}
+NOT_DESIGNS = {('blocking', 'simulate_blocking'), ('recovery', 'run_recovery'), ('recovery', 'channel_gate_counterexample'),
+               ('recovery', '_overwrite_run')}   # the battery's overwriting row: two writes of random 4-d values on one random 8-d key
+
+def _source(m:str) -> str:
+    "The source of module `m` on its floor (`pavlovattn.MOVED`)."
+    import pavlovattn
+    return (pathlib.Path(pavlovattn.__file__).parent / pavlovattn.MOVED[m] / f'{m}.py').read_text()
 
 def test_no_module_runs_a_design_with_recur_but_designs():
     "The phenomenon modules call `recur` only in the theorem harnesses above, and never draw their own trial orders: designs is the one compiler."
-    root = pathlib.Path(__file__).resolve().parents[1] / 'pavlovattn'
     for m in MINE[1:]:
-        src, fn = (root / f'{m}.py').read_text(), None
+        src, fn = _source(m), None
         for line in src.splitlines():
             if (d := re.match(r'\s*def (\w+)\(', line)) and not line.startswith(' '): fn = d.group(1)
             if re.search(r'\brecur\s*\(', line): assert (m, fn) in NOT_DESIGNS, f'{m}.{fn} calls recur'
         assert not re.search(r'torch\.(multinomial|randperm)|argsort\(torch\.rand', src), f'{m}.py draws its own orders'
-    assert 'def _sequences' not in (root / 'competition.py').read_text() and 'vhw_simulate' not in (root / 'beyond.py').read_text()
+    assert 'def _sequences' not in _source('competition') and 'vhw_simulate' not in _source('beyond')
 
 def test_no_module_of_these_pages_reads_old_family_aliases():
-    root = pathlib.Path(__file__).resolve().parents[1] / 'pavlovattn'
     for m in MINE:
-        src = (root / f'{m}.py').read_text()
+        src = _source(m)
         for alias in ('DELTA_RULES', 'DEFAULT_GAMMA', 'SCALAR_GATE_RULES'): assert alias not in src, f'{m}.py uses {alias}'
+
+def test_the_probe_rule_is_written_once():
+    "Issue 45: only the design compiler asks a family how it reads probes (`probe_rule`, `probe_read`); the animal batch, the trained-model and text probes and the pretrained heads take their steps from `compile_group`."
+    import pavlovattn
+    asks = sorted(m for m in pavlovattn.MOVED if 'probe_is_query' in _source(m))
+    assert asks == ['designs', 'families'], asks                              # families defines it; designs applies it
+    for m, users in (('animal', ('compile_group', 'probe_rule', 'probe_read')), ('probes', ('compile_group', 'written_order')),
+                     ('pretrained', ('compile_group', 'written_order', 'probe_rule', 'probe_read'))):
+        src = _source(m)
+        assert all(f'{u}(' in src for u in users), (m, [u for u in users if f'{u}(' not in src])
 
 # --- families with a history: a key trace (trace), write keys (vhw) ----------------------------------------------------
 
@@ -289,3 +303,78 @@ def test_named_us_refusals_and_single_us_unchanged():
     one = simulate('10A(US)/10B | 1#A', dialect='calmr', beta=0.2)            # a plain (US): one value dimension, as before
     assert one.outcomes == () and one.cues == ('A', 'B') and 'outcome' not in one.probes['group'][0]
     assert parse_design('10(US_a)+').cues == ('US_a',)                        # the native grammar: US_a is a cue
+
+# --- the one compiler (issue 45): compile_group's tables are the ones simulate built before; the probe rule ------------
+
+def _tables_before(d, g, cues, kd, names, lams, rates, gamma, normalize, assoc, reps):
+    "The trial-type tables as simulate built them before `compile_group` (its code, kept here): keys, US, rates, decays, cue indicators, key scales, probe flags."
+    from pavlovattn.design.designs import _stimulus_steps, _present
+    def step_values(tt, us, lam, r):                                       # the old `_step_values`: a probe's rate 0 here
+        if not _present(tt, us): return 0., 0. if tt.probe else r['-']
+        return (lam if tt.lam is None else tt.lam) * tt.magnitude, (r['+'] if tt.beta is None else tt.beta) * tt.rate
+    Kc64 = torch.stack([kd[c] for c in cues])
+    present = [_stimulus_steps(g)[i][0] for i in reps] if assoc == 'all' else [g.trial_types[i].cues for i in reps]
+    Ks = torch.stack([sum((kd[c] for c in P), torch.zeros_like(Kc64[0])) for P in present])
+    sc = torch.ones(len(Ks), dtype=torch.float64)
+    if normalize: nrm = Ks.norm(dim=-1); sc = torch.where(nrm > 0, 1 / nrm.clamp_min(1e-300), sc); Ks = Ks * sc[:, None]
+    if assoc == 'all': Ks = torch.stack([torch.stack([Ks[n] - (kd[j] * sc[n] if j in P else 0) for j in names]) for n, P in enumerate(present)])
+    tts, f = [g.trial_types[i] for i in reps], lambda vals: torch.tensor(vals, dtype=torch.float64)
+    if assoc == 'all':
+        tgt = [set(_stimulus_steps(g)[i][1]) for i in reps]
+        lam_tt = f([[0. if t.probe or u not in U else l for u, l in zip(names, lams)] for t, U in zip(tts, tgt)])
+        b_tt = f([[0. if t.probe else r['+' if u in U else '-'] for u, r in zip(names, rates)] for t, U in zip(tts, tgt)])
+    else:
+        lb = [[step_values(t, u, l, r) for u, l, r in zip(names, lams, rates)] for t in tts]
+        lam_tt, b_tt = f([[x[0] for x in row] for row in lb]), f([[x[1] for x in row] for row in lb])
+    g_tt = f([[1. if t.probe else gamma] * len(names) for t in tts])
+    return Ks, lam_tt, b_tt, g_tt, f([[float(c in t.cues) for c in cues] for t in tts]), sc, torch.tensor([t.probe for t in tts])
+
+@pytest.mark.parametrize('design,kw', [
+    ('exp: !8A+/8AB+/4B- | !6AC-/6C+ | #A/#AC ; ctrl: 8D+ | #B', dict(beta={'+': 0.2, '-': 0.05})),
+    ('a: !6A+/6AB+/2#B | !5B-/5AC+ | 3#C ; b: 8B+ | !4AB-/4(ctx)+/#A(ctx)', dict(keys='random', dk=6, overlap=0.2, salience={'A': 0.7, 'ctx': 0.4}, seed=1, normalize=True)),
+    ('10A+ | lam=0.5/beta=0.05/5A+/5B- | 4A++ | 5{A 0-3, B 2-4, US 3*0.5} | #A/#B', dict(lam=1.5)),
+    ('two: 10A(US_a)/10B(US_b) | 5AB(US_a)(US_b) | 1#A/1#B', dict(dialect='calmr', lam={'US_a': 1.0, 'US_b': 0.5}, beta=0.2)),
+    ('SPC: 10A>B | 10B>(US) | 1#A/1#B', dict(dialect='calmr', associations='all', beta=0.2))])
+@pytest.mark.parametrize('rule', ['delta', 'gated-delta', 'trace', 'vhw'])
+def test_compile_group_builds_the_tables_simulate_built_before(design, kw, rule):
+    "Bit for bit: every group's keys, US, rates, decays, cue indicators, key scales and probe flags, for the distinct steps and for every step (per_subject), and the run's results over them unchanged (the oracles above)."
+    from pavlovattn.design.designs import compile_group, cue_keys, _heads, _distinct_steps, _design_stimuli, _associations
+    fam = FAMILIES[rule]; d = parse_design(design, kw.get('dialect', 'native')); assoc = _associations(d, kw.get('associations'))
+    if assoc == 'all' and fam.history: return                               # refused: a history family reads trial-type tables only for 'us'
+    cues = _design_stimuli(d) if assoc == 'all' else d.cues
+    names, lams, rates = _heads(d, kw.get('lam', 1.0), kw.get('beta', 0.1), cues if assoc == 'all' else None)
+    gamma = float(fam.gamma_or_default(0.3 if 'gamma' in fam.params else None))
+    kd = cue_keys(cues, keys=kw.get('keys', 'onehot'), dk=kw.get('dk'), overlap=kw.get('overlap', 0.), salience=kw.get('salience'), seed=kw.get('seed', 0))
+    for g in d.groups:
+        for reps in (_distinct_steps(g, assoc)[0], list(range(len(g.trial_types)))):
+            inp = compile_group(g, cues, kd, rule, lams, rates, gamma, names, kw.get('normalize', False), assoc, reps)
+            K, lam_tt, b_tt, g_tt, X, sc, pr = _tables_before(d, g, cues, kd, names, lams, rates, gamma, kw.get('normalize', False), assoc, reps)
+            if fam.probe_is_query: assert torch.equal(inp.q, K); K = torch.where(pr[:, None], torch.zeros_like(K), K)   # before: per step, as the run gathered them
+            else: assert inp.q is None
+            for got, want in ((inp.k, K), (inp.v, lam_tt), (inp.beta, b_tt), (inp.gamma, g_tt), (inp.scale, sc), (inp.probe, pr)) + (((inp.X, X),) if assoc == 'us' else ()):
+                assert got.dtype == want.dtype and torch.equal(got, want), (design, rule, g.name)
+    if not (assoc == 'all' and fam.history):
+        simulate(design, rule=rule, subjects=3, **({'gamma': gamma} if 'gamma' in fam.params else {}), **kw)   # runs on them
+
+def test_a_probe_step_writes_nothing_in_any_family():
+    "The probe rule on per-step tensors: the state after a probe is the state before it, bit for bit (an exemplar memory keeps the probe at weight 0: reads after it equal to 1e-12); the probe reads its key from that state."
+    from pavlovattn.model.core import probe_readouts
+    from pavlovattn.model.families import BUILTIN
+    from pavlovattn.design.designs import probe_rule, probe_read
+    gen = torch.Generator().manual_seed(1)
+    T, t0, dk = 11, 6, 4
+    k, v = torch.rand(3, T, 2, dk, generator=gen, dtype=torch.float64), torch.rand(3, T, 2, 1, generator=gen, dtype=torch.float64)
+    b, g = 0.3 * torch.rand(3, T, 2, generator=gen, dtype=torch.float64), 0.4 + 0.6 * torch.rand(3, T, 2, generator=gen, dtype=torch.float64)
+    probe = torch.zeros(3, T, dtype=torch.bool); probe[:, t0] = True; keep = [t for t in range(T) if t != t0]
+    for name in BUILTIN:
+        fam = FAMILIES[name]; gm = fam.per_feature(g, dk) if 'gamma' in fam.params else None
+        opt = lambda x, sl: {} if x is None else {'gamma': x[:, sl]}
+        r = probe_rule(fam, probe, k, v, b, gm)
+        assert torch.equal(r['beta'][probe], torch.zeros_like(r['beta'][probe])) and torch.equal(r['v'][probe], torch.zeros_like(r['v'][probe]))
+        run = recur(r['k'], r['v'], r['q'], rule=name, beta=r['beta'], **opt(r['gamma'], slice(None)))
+        skip = recur(k[:, keep], v[:, keep], rule=name, beta=b[:, keep], **opt(gm, keep))
+        read = probe_readouts(k[:, :t0], v[:, :t0], k[:, t0, :, None], rule=name, beta=b[:, :t0], **opt(gm, slice(0, t0))).probes[:, -1, :, 0]
+        assert float((probe_read(fam, run, probe)[:, t0] - read).abs().max()) < 1e-12, name
+        assert float((run.pred[:, keep] - skip.pred).abs().max()) < 1e-12, name
+        if not fam.grows: assert torch.equal(run.state, skip.state), name
+        else: assert torch.equal(run.state.weights[:, t0], torch.zeros_like(run.state.weights[:, t0]))

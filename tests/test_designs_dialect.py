@@ -233,7 +233,7 @@ def test_phase_beta_counts_in_the_stability_check():
 
 @pytest.mark.parametrize('design', ['lam=0.5/6A+ | #A', 'beta=0.2/6A+ | #A', '6A++ | #A', '2{A 0-3, US 5} | #A', '6A(US_a)/6B(US_b) | #A'])
 def test_compilers_of_plain_trials_refuse_what_they_do_not_model(design):
-    "Never a silent answer: the trained-model and text-probe compilers (one US, one step a trial, one rate) refuse a phase's own lam/beta, ++, timed trials and named USs in one line, where they used to drop them; design_blocks refuses the phase settings too."
+    "Never a silent answer: the trained-model and text-probe compilers (one US, one step a trial, one rate) refuse a phase's own lam/beta, ++, timed trials and named USs in one line, where they used to drop them; design_blocks and the animal batch refuse the phase settings too."
     from pavlovattn.apps.probes import compile_design
     from pavlovattn.apps.pretrained import _steps
     from pavlovattn.design.designs import design_blocks
@@ -242,5 +242,8 @@ def test_compilers_of_plain_trials_refuse_what_they_do_not_model(design):
         with pytest.raises(ValueError, match='several|sets its own|timed') as e: f(d)
         assert '\n' not in str(e.value)
     if 'lam=' in design or 'beta=' in design or '++' in design:
+        from pavlovattn.apps.animal import Experiment, compile_batch           # the animal batch: one rate per experiment (issue 45)
         with pytest.raises(ValueError, match='sets its own lam or rate'): design_blocks(design)
+        with pytest.raises(ValueError, match=r'compile_batch \(x\) carries one rate'):
+            compile_batch([Experiment('x', '', design, '', 'up', '', '', '', True, points=[('group', (1,), 'test', 1.0)])])
     assert _steps('6A+ | #A') and compile_design('6A+ | #A', n=4)   # the plain design still compiles

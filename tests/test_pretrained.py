@@ -293,3 +293,43 @@ def test_fla_kda_bounded_gate_exact(fla_models_on_cpu):
         if k == 'logits': continue
         assert float(r.gamma.min()) >= math.exp(-5) - 1e-7 and float(r.beta.max()) > 1
         assert pt.rel_error(pt.replay(r), r.core) < 1e-5
+
+
+# --- the design compiler (issue 45): the head battery's steps and runs are what they were before compile_group and probe_rule ---
+
+def _steps_before(design):
+    "pretrained._steps before it took its steps from `compile_group` (kept here)."
+    from pavlovattn.design.designs import parse_design
+    return {g.name: [(t.cues, 1.0 if t.outcome == '+' else 0.0, t.label if t.probe else None) for p in g.phases for t in p.trials for _ in range(t.count)]
+            for g in parse_design(design).groups}
+
+def _head_run_before(steps, nums, rule):
+    "head_run with its own probe rule (kept here): a probe's rate 0 and decay 1 left as initialised."
+    from pavlovattn.model.core import recur
+    K, B, G = nums['k'], nums['beta'], nums['gamma']
+    n, H, dk = next(iter(K.values())).shape; T = len(steps); gs = next(iter(G.values())).shape[2:]
+    k = torch.zeros(n, T, H, dk, dtype=torch.float64); v = torch.zeros(n, T, H, 1, dtype=torch.float64)
+    b = torch.zeros(n, T, H, dtype=torch.float64); g = torch.ones(n, T, H, *gs, dtype=torch.float64)
+    for t, (cues, lam, probe) in enumerate(steps):
+        if not cues: g[:, t] = G['A']; continue
+        k[:, t] = F.normalize(sum(K[c] for c in cues), dim=-1)
+        if probe is None: g[:, t] = sum(G[c] for c in cues) / len(cues); b[:, t] = sum(B[c] for c in cues) / len(cues); v[:, t, :, 0] = lam
+    pred = recur(k, v, rule=rule, beta=b, gamma=g if 'gamma' in family(rule).params else None).pred[..., 0]
+    return {probe: pred[:, t] for t, (_, _, probe) in enumerate(steps) if probe is not None}
+
+def test_head_battery_steps_and_runs_are_what_they_were_before_the_design_compiler():
+    "Bit for bit: the steps of every design the head battery runs (and a multi-phase one), and every head's read-outs at its probes, for the linear families a pretrained layer reads as (scalar and per-channel gates, none)."
+    gen = torch.Generator().manual_seed(5)
+    groups = [st for _, gs, *_ in pt._head_phenomena() for st in gs.values()]
+    for design in [ph.design for ph in pt.dissociation.PHENOMENA.values()] + ['a: 3A+ | 2A- | #A/2#AB ; b: 3(ctx)+ | 2A(ctx)- | #A(ctx)']:
+        want = _steps_before(design)
+        assert pt._steps(design) == want, design
+        groups += list(want.values())
+    for rule, channel in (('gated-delta', False), ('gla', True), ('delta', False), ('decay', False), ('channel-gate', True)):
+        cues = {c for st in groups for cs, _, _ in st for c in cs} | {'A'}
+        nums = {'k': {c: F.normalize(torch.randn(4, 3, 5, generator=gen, dtype=torch.float64), dim=-1) for c in cues},
+                'beta': {c: torch.rand(4, 3, generator=gen, dtype=torch.float64) for c in cues},
+                'gamma': {c: 0.3 + 0.7 * torch.rand(4, 3, *((5,) if channel else ()), generator=gen, dtype=torch.float64) for c in cues}}
+        for st in groups:
+            got, want = pt.head_run(st, nums, rule), _head_run_before(st, nums, rule)
+            assert list(got) == list(want) and all(torch.equal(got[p], want[p]) for p in want), (rule, st)

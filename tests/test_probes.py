@@ -232,3 +232,58 @@ def test_damaged_probe_caches_are_rebuilt(tmp_path, monkeypatch, capsys):
             assert out['per_seed'] == first['per_seed'], name
             run(); assert capsys.readouterr().err == '', name                     # rebuilt: read back without a word
     assert [p.name for p in root('probes').iterdir() if p.name.startswith('.')] == []
+
+
+# --- the design compiler (issue 45): compile_design takes its steps from compile_group; its batches are what they were ---
+
+def _compile_design_before(design, task=None, n=500, seed=0, length=None, filler='f', n_fillers=4):
+    "compile_design before it took its steps, US and probes from `compile_group` (its code, kept here)."
+    import torch.nn.functional as F
+    from pavlovattn.design.designs import parse_design
+    task = task or TASKS['vector']
+    d = parse_design(design); letters = [c for c in d.cues if c != filler]
+    if d.named_us: raise ValueError(f'compile_design trains one US: this design names several ({", ".join(d.outcomes)})')
+    probed = {c for g in d.groups for t in g.trial_types if t.probe for c in t.cues}
+    letters += [c for c in sorted(probed) if c not in letters]
+    need = len(letters) + n_fillers
+    if need > task.n_cues: raise ValueError(f'{need} cues do not fit a vocabulary of {task.n_cues}')
+    L = max(g.n for g in d.groups) if length is None else length
+    if any(g.n > L for g in d.groups): raise ValueError(f'a group of {max(g.n for g in d.groups)} trials does not fit {L} tokens')
+    if L > task.seq_len: raise ValueError(f'{L} tokens is outside the trained length {task.seq_len}')
+    gen = torch.Generator().manual_seed(seed)
+    ids = torch.stack([torch.randperm(task.n_cues, generator=gen)[:need] + 1 for _ in range(n)])      # [n, need]
+    cue_id = {c: ids[:, i] for i, c in enumerate(letters)}; fill_id = ids[:, len(letters):]
+    us = F.normalize(torch.randn(n, task.d_out, generator=gen), dim=-1)
+    fill_u = F.normalize(torch.randn(n, n_fillers, task.d_out, generator=gen), dim=-1)
+    fill_pick = torch.randint(0, n_fillers, (n, L), generator=gen)
+    ar = torch.arange(n)
+    out = {}
+    for g in d.groups:
+        cue = torch.zeros(n, L, 2, dtype=torch.long); o = torch.zeros(n, L, task.d_out); q = torch.zeros(n, L, dtype=torch.bool)
+        steps = [t for p in g.phases for t in p.trials for _ in range(t.count)]
+        if any(p.random for p in g.phases): raise ValueError('randomised phases are not compiled (write the order out)')
+        start = L - len(steps); probes = []
+        for t in range(L):
+            tt = steps[t - start] if t >= start else None
+            if tt is None or tt.cues == (filler,):
+                j = fill_pick[:, t]; cue[:, t, 0] = fill_id[ar, j]; o[:, t] = fill_u[ar, j]
+                continue
+            if len(tt.cues) > 2: raise ValueError('the vector task shows at most two cues per trial')
+            for i, c in enumerate(tt.cues): cue[:, t, i] = cue_id[c]
+            if tt.probe:
+                if len(tt.cues) != 1: raise ValueError('queries carry one cue')
+                q[:, t] = True; probes.append((t, tt.label))
+            elif tt.outcome == '+': o[:, t] = us
+        out[g.name] = dict(cue=cue, out=o, query=q, target=torch.zeros_like(o), mask=q.clone(), us=us, probes=probes)
+    return out
+
+def test_compile_design_is_what_it_was_before_the_design_compiler():
+    "Bit for bit, every batch of every design the trained-model claims compile (each interval), and a design with fillers and - trials."
+    designs = [_design(name, m) for name in DESIGNS for m in sorted({0, *INTERVALS})] + ['g: 3A+/2(f)+/3B- | 2#A/#B ; h: 2(f)- | 3AB+ | #B']
+    for d in designs:
+        for kw in (dict(n=16, seed=3, length=PROBE_LEN), dict(n=5, seed=1)):
+            got, want = compile_design(d, **kw), _compile_design_before(d, **kw)
+            assert list(got) == list(want), d
+            for g in want:
+                assert got[g]['probes'] == want[g]['probes'], (d, g)
+                assert all(torch.equal(got[g][k], want[g][k]) for k in want[g] if k != 'probes'), (d, g)

@@ -180,3 +180,46 @@ def test_reproduce_list_json_and_unwritable_path(tmp_path):
 def test_reproduce_refuses_meta_device():
     r = reproduce('--only', 'core-deltanet-is-rescorla-wagner', '--device', 'meta', '--quiet')
     assert r.returncode == 2 and r.stderr.startswith("pavlovattn reproduce: device 'meta'") and len(r.stderr.splitlines()) == 1
+
+# ---- issue 45: simulate is validate / compile / run; every refusal word for word as before, in the same order ----
+
+@pytest.mark.parametrize('kw, msg', [
+    (dict(subjects=0), 'subjects must be a positive integer; got 0'),
+    (dict(subjects=1.5), 'subjects must be a positive integer; got 1.5'),
+    (dict(seed='x'), "seed must be an integer; got 'x'"),
+    (dict(dk=0), 'dk must be an integer >= 1; got 0'),
+    (dict(rule='gated-delta', gamma=1.5), 'gamma must lie in [0, 1] (a decay); got 1.5'),
+    (dict(rule='vhw', omega=-1.), 'omega must be a finite number >= 0; got -1.0'),
+    (dict(design='10A+ | 10ABC+', beta=0.8), 'unstable learning rate: trial type ABC+ in group group, phase 2 has beta*|k|^2 = 2.4 > 2 '
+                                             '(stable writes need beta*|k|^2 <= 2); allow_unstable=True (--allow-unstable) runs it anyway, with a warning'),
+    (dict(lam=float('inf')), 'lam must be a finite number; got inf'),
+    (dict(tau=float('nan')), 'tau must be a finite number; got nan'),
+    (dict(design='10(US)', dialect='calmr', associations='us'), 'the design has no cues: US-alone trials only'),
+    (dict(associations='all'), "associations='all' learns calmr's stimulus-to-stimulus associations: it reads designs with dialect='calmr'"),
+    (dict(rule='trace', dialect='calmr', associations='all', design='10A>B'), "associations='all' runs families whose inputs come from trial-type tables; "
+                                                                               "the trace family has a history (a key trace or write keys): use associations='us'"),
+    (dict(salience={'Z': 1}), 'salience given for unknown cue(s) Z; the cues are A'),
+    (dict(keys='bad'), "unknown key coding 'bad'; valid codings: onehot, random"),
+    (dict(dtype='int8'), "unknown floating dtype 'int8'; use float64 or float32"),
+    (dict(sampling='x'), "unknown sampling 'x'; valid: shuffle, iid"),
+    (dict(orders={'nope': [[0]]}), "orders given for unknown group 'nope'; the groups are group"),
+    (dict(lam={'US_a': 1.}), "lam per US ({US name: value}) needs a design with named USs, such as (US_a), with dialect='calmr'"),
+    (dict(rng='torch', miniblocks=True), "rng='torch' draws whole trials in written phases: it takes no miniblocks and no calmr periods (use rng='counter')"),
+    (dict(subjects=0, gamma=5, lam=float('inf')), 'subjects must be a positive integer; got 0'),          # the first check wins, as before
+    (dict(rule='gated-delta', gamma=1.5, lam=float('inf'), device='meta'), 'gamma must lie in [0, 1] (a decay); got 1.5'),
+    (dict(lam=float('inf'), device='meta', salience={'Z': 1}), 'lam must be a finite number; got inf'),
+])
+def test_simulate_refusals_word_for_word_in_order(kw, msg):
+    from pavlovattn.design.designs import simulate
+    with pytest.raises(ValueError) as e: simulate(**{'design': '10A+', **kw})
+    assert str(e.value) == msg
+
+def test_simulate_is_a_short_entry_point():
+    "validate (`_validate`), compile (`_compile`, `compile_group` per group) and run (`_run`, `_run_group` per group): simulate's body is those calls."
+    import inspect
+    from pavlovattn.design import designs
+    def body(f):                                                             # the lines after the docstring
+        src = inspect.getsource(getattr(designs, f)); return src[src.index(inspect.getdoc(getattr(designs, f))):].splitlines()[1:]
+    assert len(body('simulate')) <= 10 and all(f'{f}(' in '\n'.join(body('simulate')) for f in ('_validate', '_compile', '_run', '_params', '_notes'))
+    for f in ('_validate', '_family_values', '_all_stimuli', '_compile', '_params', '_run', '_run_group', '_notes', 'compile_group'):
+        assert len(body(f)) <= 25, (f, len(body(f)))

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from ..model.core import RULES, recur
 from ..model.families import FAMILIES, family
-from ..design.designs import parse_design, trial_orders, design_blocks
+from ..design.designs import parse_design, trial_orders, design_blocks, compile_group, probe_rule, probe_read, refuse_unmodelled
 
 # %% auto #0
 __all__ = ['DATA', 'R_MIN_POINTS', 'DEFAULTS', 'CHANCE', 'REGISTERED_EXPERIMENTS', 'CCNLAB_STEPS', 'Experiment',
@@ -103,43 +103,40 @@ def compile_batch(exps:list,          # `Experiment`s (expressible ones)
                   dtype=torch.float64,
                   device='cpu',
                  ) -> Batch:
-    "Compile experiments to one left-padded batch, so every family runs all of them in one `recur` call."
-    rows, pts = [], []                       # rows: (exp index, [(cue idx list, lam, learn)]) ; points: (exp, [(row, t)], y, sign)
+    "Compile experiments to one left-padded batch, so every family runs all of them in one `recur` call: each group's steps from the design compiler (`compile_group`: their cues, US and probes), in its trial orders."
+    rows, pts = [], []                       # rows: (exp index, compiled group, its order [T]) ; points: (exp, [(row, t)], y, sign)
     cues = []
     for ei, e in enumerate(exps):
-        d = parse_design(e.design); cs = list(d.cues); cues.append(cs); ix = {c: i for i, c in enumerate(cs)}
+        d = parse_design(e.design); cs = list(d.cues); cues.append(cs)
+        refuse_unmodelled(d, f'compile_batch ({e.id})', timed=False)   # one rate per experiment: no phase of its own lam or beta, no ++
         S = subjects if any(ph.random for g in d.groups for ph in g.phases) else 1
         where = {}                            # (group, probe number) -> [(row, t)]
         orders = trial_orders(d, subjects=S, seed=_crc(seed, e.id))   # the design compiler's orders: `!` phases shuffled per subject
         for g in d.groups:
+            inp = compile_group(g, cs)        # per step of the group: its cues, its US (0 on probes), whether it is a probe
+            nth = {r: n for n, r in enumerate(inp.probe.nonzero()[:, 0].tolist(), 1)}   # the n-th probe trial type of the group, in design order
             for s in range(S):
-                seq = [g.trial_types[i] for i in orders[g.name][s].tolist()]; n_probe = {}
-                steps = []
-                for t, tt in enumerate(seq):
-                    steps.append(([ix[c] for c in tt.cues], tt.magnitude if tt.outcome == '+' else 0., 0. if tt.probe else 1.))   # timed: one step each
-                    if tt.probe:                 # the k-th distinct probe trial type of the group, in design order
-                        k = [x for x in g.trial_types if x.probe].index(tt) + 1
-                        n_probe[k] = n_probe.get(k, 0) + 1
-                        where.setdefault((g.name, k), []).append((len(rows), t))
-                rows.append((ei, steps))
+                o = orders[g.name][s].long()
+                for t, r in enumerate(o.tolist()):
+                    if r in nth: where.setdefault((g.name, nth[r]), []).append((len(rows), t))
+                rows.append((ei, inp, o))
         for gname, probes, test, obs in e.points:
             cells = [c for k in probes for c in where.get((gname, k), [])]
             if not cells: raise ValueError(f'{e.id}: group {gname!r} has no probe {probes} in its design')
             pts.append((ei, cells, obs, e.sign))
-    B, T, C = len(rows), max(len(s) for _, s in rows), max(len(c) for c in cues)
+    B, T, C = len(rows), max(len(o) for _, _, o in rows), max(len(c) for c in cues)
     X = torch.zeros(B, T, C, dtype=dtype); lam = torch.zeros(B, T, dtype=dtype); learn = torch.zeros(B, T, dtype=dtype)
-    for b, (_, steps) in enumerate(rows):
-        off = T - len(steps)                      # left padding: empty steps before the first trial change nothing
-        for t, (ci, l, le) in enumerate(steps):
-            X[b, off + t, ci] = 1.; lam[b, off + t] = l; learn[b, off + t] = le
-    ij = [(p, b * T + T - len(rows[b][1]) + t, 1 / len(cells)) for p, (_, cells, _, _) in enumerate(pts) for b, t in cells]
+    for b, (_, inp, o) in enumerate(rows):
+        off = T - len(o)                      # left padding: empty steps before the first trial change nothing
+        X[b, off:, :inp.X.shape[1]] = inp.X[o]; lam[b, off:] = inp.v[o, 0]; learn[b, off:] = (~inp.probe[o]).to(dtype)   # learn: 0 on probes
+    ij = [(p, b * T + T - len(rows[b][2]) + t, 1 / len(cells)) for p, (_, cells, _, _) in enumerate(pts) for b, t in cells]
     M = torch.sparse_coo_tensor(torch.tensor([[i for i, _, _ in ij], [j for _, j, _ in ij]]), torch.tensor([w for _, _, w in ij], dtype=dtype),
                                 (len(pts), B * T), check_invariants=True).coalesce()   # sparse: a few reads per data point among B*T steps
     to = lambda x: x.to(device)
     return Batch(list(exps), to(X), to(lam), to(learn), to(torch.tensor([r[0] for r in rows])), to(M),
                  to(torch.tensor([p[0] for p in pts])), to(torch.tensor([p[2] for p in pts], dtype=dtype)),
                  to(torch.tensor([float(p[3]) for p in pts], dtype=dtype)), cues,
-                 to(torch.tensor([len(s) for _, s in rows])))
+                 to(torch.tensor([len(o) for _, _, o in rows])))
 
 # %% ../../nbs/14_animal_data.ipynb #an0016
 def strengths(batch:Batch,       # from `compile_batch`
@@ -154,18 +151,15 @@ def strengths(batch:Batch,       # from `compile_batch`
              ) -> torch.Tensor:  # `[P]` associative strength read at each data point
     "The strength every data point of the batch reads (probe read-out `S k_probe`, averaged over subjects and repeated probes): one `recur` call (for softmax, one per bucket of row lengths), differentiable in every parameter."
     fam = family(rule)
-    X, E = batch.X, len(batch.exps)
+    X, E, probe = batch.X, len(batch.exps), batch.learn == 0                # probes (and padding) read; they write and forget nothing
     per_row = lambda x: (torch.as_tensor(x, dtype=X.dtype, device=X.device).expand(E) if torch.as_tensor(x).dim() == 0
                          else torch.as_tensor(x).to(X))[batch.exp_of_row]
     sal = torch.ones(E, X.shape[-1], dtype=X.dtype, device=X.device) if salience is None else torch.as_tensor(salience).to(X)
     k = (X * sal[batch.exp_of_row].sqrt()[:, None, :])[:, :, None, :]          # [B,T,1,C]: a compound's key is the sum of its cues' keys
-    v = batch.lam[:, :, None, None]
-    b = per_row(beta)[:, None] * batch.learn                                   # no learning on probes and padding
     kw = {}
-    if 'gamma' in fam.params:
-        g = per_row(fam.gamma_or_default(gamma))[:, None]
-        kw['gamma'] = (1 + batch.learn * (g - 1))[..., None]                    # no decay on probes and padding
-        kw['gamma'] = fam.per_feature(kw['gamma'], X.shape[-1])                   # one γ for every key feature where it gates per feature
+    if 'gamma' in fam.params:                                                   # γ = 1 on probes and padding: probe_rule's where(probe, 1, γ), written as the batch always
+        g = per_row(fam.gamma_or_default(gamma))[:, None]                       # ran it (equal for γ >= 0.5; below, it rounds γ through 1 - γ: kept, not to move a fitted result)
+        kw['gamma'] = fam.per_feature((1 + batch.learn * (g - 1))[..., None], X.shape[-1])   # one γ for every key feature where it gates per feature
     elif gamma is not None: kw['gamma'] = gamma                               # recur refuses a γ the family lacks
     if 'tau' in fam.params:                                                     # the temperature enters only as q·k/τ: scaling q and k by τ^-1/2 is exact, and differentiable in τ
         t = per_row(1.0 if tau is None else tau)
@@ -173,20 +167,18 @@ def strengths(batch:Batch,       # from `compile_batch`
         k = k / t.sqrt()[:, None, None, None]
     elif tau is not None: kw['tau'] = tau                                       # recur refuses a τ the family lacks
     kw = fam.kwargs(**kw) if 'gamma' in fam.params or gamma is None else kw
+    r = probe_rule(fam, probe, k, batch.lam[:, :, None, None], per_row(beta)[:, None])   # the design compiler's probe rule
+    kw.update(k=r['k'], v=r['v'], q=k if r['q'] is None else r['q'], beta=r['beta'][..., None])
     T = X.shape[1]
     if not fam.grows or batch.length is None:                                # linear state: one call (its loop costs T steps, whatever the batch)
-        if fam.probe_is_query:                                                  # a key trace: a probe reads (its key is the query) and leaves the trace alone
-            probe = (batch.learn == 0) & (X.abs().sum(-1) > 0)
-            tr = recur(torch.where(probe[:, :, None, None], torch.zeros_like(k), k), v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw)
-            pred = torch.where(probe[:, :, None, None], tr.out, tr.pred)
-        else: pred = recur(k, v, k, rule=rule, beta=b[..., None], check=check, algorithm=algorithm, **kw).pred
+        pred = probe_read(fam, recur(rule=rule, check=check, algorithm=algorithm, **kw), probe)
     else:                                                                       # exemplar memory: O(T²) per row, so rows run in buckets of similar length
         L = ((batch.length + bucket - 1) // bucket * bucket).clamp(max=T)       # each row's bucket: its length rounded up to a multiple of `bucket`
         parts, order = [], []
         for n in L.unique().tolist():
             rows = (L == n).nonzero().squeeze(1); order.append(rows)
             sub = lambda x: x[rows, T - n:] if torch.is_tensor(x) and x.dim() >= 2 and x.shape[0] == len(X) else x
-            p = recur(sub(k), sub(v), sub(k), rule=rule, beta=sub(b)[..., None], check=check, algorithm=algorithm, **{a: sub(x) for a, x in kw.items()}).pred
+            p = probe_read(fam, recur(rule=rule, check=check, algorithm=algorithm, **{a: sub(x) for a, x in kw.items()}), sub(probe))
             parts.append(torch.nn.functional.pad(p, (0, 0, 0, 0, T - n, 0)))   # left padding back to T (padding reads nothing)
         pred = torch.cat(parts)[torch.argsort(torch.cat(order))]
     return torch.sparse.mm(batch.M, pred.reshape(-1, 1)).squeeze(1)

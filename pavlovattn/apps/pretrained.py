@@ -11,7 +11,7 @@ import torch.nn.functional as F
 import pandas as pd
 from ..model.core import recur
 from ..model.families import family
-from ..design.designs import parse_design, refuse_unmodelled
+from ..design.designs import parse_design, refuse_unmodelled, compile_group, written_order, probe_rule, probe_read
 from ..design.phenomena import direction, agrees
 from .probes import DESIGNS, INTERVALS
 from ..pages import dissociation
@@ -344,8 +344,11 @@ def _steps(design) -> dict:
     d = parse_design(design)
     if d.named_us: raise ValueError(f'a text probe has one outcome token: this design names several USs ({", ".join(d.outcomes)})')
     refuse_unmodelled(d, 'a text probe')
-    return {g.name: [(t.cues, 1.0 if t.outcome == '+' else 0.0, t.label if t.probe else None) for p in g.phases for t in p.trials for _ in range(t.count)]
-            for g in d.groups}
+    out = {}
+    for g in d.groups:                                       # the design compiler's steps in the written order: US (0 on probes), probes
+        inp = compile_group(g, d.cues); us, probe = inp.v[:, 0].tolist(), inp.probe.tolist()
+        out[g.name] = [(inp.trial_types[r].cues, us[r], inp.trial_types[r].label if probe[r] else None) for r in written_order(g)]
+    return out
 
 # %% ../../nbs/18_pretrained.ipynb #c03235
 def head_run(steps:list, nums:dict, rule:str='gated-delta') -> dict:
@@ -354,12 +357,14 @@ def head_run(steps:list, nums:dict, rule:str='gated-delta') -> dict:
     n, H, dk = next(iter(K.values())).shape; T = len(steps); gs = next(iter(G.values())).shape[2:]   # () or (dk,): per key channel
     k = torch.zeros(n, T, H, dk, dtype=torch.float64); v = torch.zeros(n, T, H, 1, dtype=torch.float64)
     b = torch.zeros(n, T, H, dtype=torch.float64); g = torch.ones(n, T, H, *gs, dtype=torch.float64)
-    for t, (cues, lam, probe) in enumerate(steps):
+    probe = torch.tensor([p is not None for _, _, p in steps]).expand(n, T)
+    for t, (cues, lam, _) in enumerate(steps):
         if not cues: g[:, t] = G['A']; continue
         k[:, t] = F.normalize(sum(K[c] for c in cues), dim=-1)
-        if probe is None: g[:, t] = sum(G[c] for c in cues) / len(cues); b[:, t] = sum(B[c] for c in cues) / len(cues); v[:, t, :, 0] = lam
-    pred = recur(k, v, rule=rule, beta=b, gamma=g if 'gamma' in family(rule).params else None).pred[..., 0]
-    return {probe: pred[:, t] for t, (_, _, probe) in enumerate(steps) if probe is not None}
+        g[:, t] = sum(G[c] for c in cues) / len(cues); b[:, t] = sum(B[c] for c in cues) / len(cues); v[:, t, :, 0] = lam
+    fam = family(rule); r = probe_rule(fam, probe, k, v, b, g)       # the design compiler's probe rule
+    pred = probe_read(fam, recur(r['k'], r['v'], r['q'], rule=rule, beta=r['beta'], gamma=r['gamma'] if 'gamma' in fam.params else None), probe)[..., 0]
+    return {p: pred[:, t] for t, (_, _, p) in enumerate(steps) if p is not None}
 
 # %% ../../nbs/18_pretrained.ipynb #c03435
 def _one_cue_steps(rest:int) -> list:

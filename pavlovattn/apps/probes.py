@@ -9,7 +9,7 @@ from dataclasses import replace
 import torch
 import torch.nn.functional as F
 from ..model.families import FAMILIES
-from ..design.designs import parse_design, refuse_unmodelled
+from ..design.designs import parse_design, refuse_unmodelled, compile_group, written_order
 import re
 from pathlib import Path
 from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, checkpoint_path, _load
@@ -35,7 +35,7 @@ def compile_design(design:str,              # a design string, e.g. 'exp: 6A+ | 
                    filler:str='f',          # the reserved filler cue name
                    n_fillers:int=4,         # filler cues per sequence
                   ) -> dict:                # {group: batch dict + 'us' [n,d] + 'probes' [(position, label)]}
-    "Compile a design to `VectorTask` batches, one per group, probes aligned at the end."
+    "Compile a design to `VectorTask` batches, one per group, probes aligned at the end: the steps, their US and the probes (queries) from the design compiler (`compile_group`, in the written order)."
     task = task or TASKS['vector']
     d = parse_design(design); letters = [c for c in d.cues if c != filler]
     if d.named_us: raise ValueError(f'compile_design trains one US: this design names several ({", ".join(d.outcomes)})')
@@ -57,20 +57,20 @@ def compile_design(design:str,              # a design string, e.g. 'exp: 6A+ | 
     out = {}
     for g in d.groups:
         cue = torch.zeros(n, L, 2, dtype=torch.long); o = torch.zeros(n, L, task.d_out); q = torch.zeros(n, L, dtype=torch.bool)
-        steps = [t for p in g.phases for t in p.trials for _ in range(t.count)]
+        inp = compile_group(g, d.cues); rows = written_order(g); on, probe = inp.v[:, 0].tolist(), inp.probe.tolist()   # the design compiler's steps: US (0 on probes), probes
         if any(p.random for p in g.phases): raise ValueError('randomised phases are not compiled (write the order out)')
-        start = L - len(steps); probes = []
+        start = L - len(rows); probes = []
         for t in range(L):
-            tt = steps[t - start] if t >= start else None
+            r = rows[t - start] if t >= start else None; tt = None if r is None else inp.trial_types[r]
             if tt is None or tt.cues == (filler,):
                 j = fill_pick[:, t]; cue[:, t, 0] = fill_id[ar, j]; o[:, t] = fill_u[ar, j]
                 continue
             if len(tt.cues) > 2: raise ValueError('the vector task shows at most two cues per trial')
             for i, c in enumerate(tt.cues): cue[:, t, i] = cue_id[c]
-            if tt.probe:
+            if probe[r]:                                     # a probe is a query: it reads, and shows no outcome
                 if len(tt.cues) != 1: raise ValueError('queries carry one cue')
                 q[:, t] = True; probes.append((t, tt.label))
-            elif tt.outcome == '+': o[:, t] = us
+            elif on[r]: o[:, t] = us                          # a + step shows the sequence's outcome
         out[g.name] = dict(cue=cue, out=o, query=q, target=torch.zeros_like(o), mask=q.clone(), us=us, probes=probes)
     return out
 

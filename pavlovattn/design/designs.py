@@ -5,6 +5,8 @@
 # %% ../../nbs/01_designs.ipynb #ef51f17d
 from __future__ import annotations
 import importlib, math, warnings
+from types import SimpleNamespace
+from typing import NamedTuple
 import numpy as np
 import torch
 from ..model.families import ALGORITHMS, family, blocked_closed_form
@@ -16,9 +18,10 @@ from .orders import SAMPLINGS, RNGS, trial_orders, _orders, _torch_orders, _run_
 from .results import Result, plot_compare
 
 # %% auto #0
-__all__ = ['KEY_CODINGS', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALMR_DEFAULTS', 'cue_keys', 'design_rules', 'expected_absent',
-           'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate', 'compare', 'calmr_parameters',
-           'refuse_unmodelled', 'design_blocks', 'closed_form', 'rw_reference_error', 'explore', 'SizeError']
+__all__ = ['KEY_CODINGS', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALMR_DEFAULTS', 'cue_keys', 'probe_rule', 'probe_read',
+           'Inputs', 'compile_group', 'written_order', 'design_rules', 'expected_absent', 'vhw_keys', 'memory_estimate',
+           'PartialWarning', 'simulate', 'compare', 'calmr_parameters', 'refuse_unmodelled', 'design_blocks',
+           'closed_form', 'rw_reference_error', 'explore', 'SizeError']
 
 # %% ../../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -75,7 +78,27 @@ def cue_keys(cues,                  # cue names, e.g. ['A', 'B', 'ctx'] (or a de
     K = K * sal.sqrt()[:, None]
     return {c: K[i].to(dtype=_dtype(dtype), device=device) for i, c in enumerate(cues)}
 
-# %% ../../nbs/01_designs.ipynb #783f5b0e
+# %% ../../nbs/01_designs.ipynb #c0mp11e1
+def _at(mask, x):
+    "`mask` `[...]` with one trailing axis of size 1 for each further axis of `x`: it selects whole rows (steps) of `x`."
+    return mask.reshape(*mask.shape, *(1,) * (x.dim() - mask.dim()))
+
+def probe_rule(fam,            # the family (a name or `Family`): asked whether it reads probes as queries
+               probe,          # bool `[...]`: the probe rows of a table `[N]`, or the probe steps `[B, T]`; the leading axes of the rest
+               k, v, beta,     # keys `[..., dk]`, USs and write rates (each broadcast against the probes)
+               gamma=None,     # decays (None: the family has none)
+              ) -> dict:       # `recur`'s k, v, q (None: the keys), beta, gamma
+    "The probe rule, written once: a probe writes nothing (its β and US times 0) and forgets nothing (γ = 1); a family that reads probes as queries (`Family.probe_is_query`: a key trace) takes the probe's key as the query of a step whose key is 0."
+    fam, keep = family(fam), lambda x: x * _at(~probe, x).to(x.dtype)      # 0 on a probe (a product: differentiable, as a gate)
+    out = dict(k=k, v=keep(v), q=None, beta=keep(beta), gamma=None if gamma is None else torch.where(_at(probe, gamma), 1., gamma))
+    if fam.probe_is_query: out.update(q=k, k=torch.where(_at(probe, k), 0., k))
+    return out
+
+def probe_read(fam, tr, probe) -> torch.Tensor:
+    "What each step of `recur`'s `Trace` `tr` reads, `[B, T, ...]`: the read before the write (`pred`), and on a probe of a family that reads probes as queries, the read of its query (`out`)."
+    return torch.where(_at(probe, tr.pred), tr.out, tr.pred) if family(fam).probe_is_query else tr.pred
+
+# %% ../../nbs/01_designs.ipynb #c0mp11e4
 def _rates(beta) -> dict:
     "`beta` as {'+': rate on reinforced trials, '-': rate on non-reinforced trials}, validated."
     if isinstance(beta, dict):
@@ -94,10 +117,67 @@ def _present(tt, us) -> bool:
     return tt.outcome == '+' if us is None else us in tt.outcomes
 
 def _step_values(tt, us, lam:float, rates:dict) -> tuple:
-    "(US magnitude, rate) of step `tt` for the US `us` of a run with `lam` and `rates` ({'+', '-'}): a + step takes its phase's lam and beta where set (`lam=`, `beta=`), times its magnitude and its rate (`++`: 2); a probe writes nothing."
-    if not _present(tt, us): return 0., 0. if tt.probe else rates['-']
+    "(US magnitude, rate) of step `tt` for the US `us` of a run with `lam` and `rates` ({'+', '-'}): a + step takes its phase's lam and beta where set (`lam=`, `beta=`), times its magnitude and its rate (`++`: 2); a step without the US, 0 and the rate on - steps (a probe's are set by `probe_rule`)."
+    if not _present(tt, us): return 0., rates['-']
     return (lam if tt.lam is None else tt.lam) * tt.magnitude, (rates['+'] if tt.beta is None else tt.beta) * tt.rate
 
+class Inputs(NamedTuple):
+    "A group compiled for `recur` and `summarize`: one row per step of `group.trial_types` (the index form); a trial order `[S, T]` of rows gathers them into per-step tensors."
+    rows: list             # the rows' indices in `group.trial_types`
+    trial_types: list      # the rows' steps (`TrialType`s)
+    probe: torch.Tensor    # [N] bool: probe rows
+    X: torch.Tensor        # [N, C] 1 where a cue is on the step (the stimuli, with associations='all')
+    k: torch.Tensor        # [N, dk] keys, the present cues' keys summed ([N, heads, dk] with associations='all'); 0 on a probe of a family that reads probes as queries
+    q: torch.Tensor|None   # the queries where the family reads probes as queries (the keys), else None
+    v: torch.Tensor        # [N, heads] each head's US
+    beta: torch.Tensor     # [N, heads] write rates
+    gamma: torch.Tensor    # [N, heads] decays
+    scale: torch.Tensor    # [N] the factor each key was scaled by (`normalize`; else 1)
+
+def compile_group(group,                # a parsed `Group`
+                  cues,                 # the cue names: the columns of `X` (every stimulus, with associations='all')
+                  keys:dict|None=None,  # {cue: key `[dk]`} (default: one-hot over `cues`)
+                  fam='delta',          # the family (a name or `Family`)
+                  lam=1.0,              # US magnitude on + steps: one number, or one per head (`names`)
+                  beta=1.0,             # write rate: a number or {'+': ..., '-': ...}, or one such per head
+                  gamma:float=1.0,      # decay on every step but a probe
+                  names=(None,),        # the heads: the USs by name (None: a design's one US); with associations='all', every stimulus
+                  normalize:bool=False, # L2-normalise each compound key
+                  assoc:str='us',       # 'us': cue -> US; 'all': every stimulus -> every stimulus (calmr)
+                  rows=None,            # which steps of `group.trial_types` to compile (default: all)
+                 ) -> Inputs:           # float64, on the CPU
+    "The one compiler from a design to recurrence inputs: a group's steps as rows of keys, USs, rates and decays per head, the probe rule applied (`probe_rule`)."
+    fam, tts = family(fam), group.trial_types
+    rows = list(range(len(tts)) if rows is None else rows); steps = [tts[i] for i in rows]
+    many = lambda x: list(x) if isinstance(x, (list, tuple)) else [x] * len(names)
+    lams, rates = many(lam), [_rates(r) for r in many(beta)]
+    stim = _stimulus_steps(group) if assoc == 'all' else None
+    present = [stim[i][0] for i in rows] if assoc == 'all' else [t.cues for t in steps]
+    keys = cue_keys(cues) if keys is None else keys
+    zero = torch.zeros(next(iter(keys.values())).shape[-1] if keys else len(cues), dtype=torch.float64)
+    Ks = torch.stack([sum((keys[c] for c in P), zero) for P in present])   # a US-alone step: key 0
+    sc = torch.ones(len(Ks), dtype=torch.float64)
+    if normalize: nrm = Ks.norm(dim=-1); sc = torch.where(nrm > 0, 1 / nrm.clamp_min(1e-300), sc); Ks = Ks * sc[:, None]
+    if assoc == 'all':                                    # head j reads and writes without stimulus j: calmr's V(j -> j) stays 0; a stimulus is a target where it is present (or in the next period)
+        Ks = torch.stack([torch.stack([Ks[n] - (keys[j] * sc[n] if j in P else 0) for j in names]) for n, P in enumerate(present)])
+        tgt = [set(stim[i][1]) for i in rows]
+        lb = [[(l if u in U else 0., r['+' if u in U else '-']) for u, l, r in zip(names, lams, rates)] for U in tgt]
+    else: lb = [[_step_values(t, u, l, r) for u, l, r in zip(names, lams, rates)] for t in steps]   # [N, heads]: one head per US
+    f = lambda x: torch.tensor(x, dtype=torch.float64)
+    probe = torch.tensor([t.probe for t in steps], dtype=torch.bool)
+    r = probe_rule(fam, probe, Ks, f([[x[0] for x in row] for row in lb]), f([[x[1] for x in row] for row in lb]),
+                   f([[float(gamma)] * len(names) for _ in steps]))
+    return Inputs(rows, steps, probe, f([[float(c in P) for c in cues] for P in present]), r['k'], r['q'], r['v'], r['beta'], r['gamma'], sc)
+
+def written_order(group) -> list:
+    "The rows of a group's steps in the written order: phase after phase, each trial type `count` times, a trial's steps one after the other (`!` not shuffled)."
+    out, i = [], 0
+    for ph in group.phases:
+        for tt in ph.trials:
+            out += list(range(i, i + len(tt.steps))) * tt.count; i += len(tt.steps)
+    return out
+
+# %% ../../nbs/01_designs.ipynb #783f5b0e
 def _heads(d, lam, beta, names=None) -> tuple:
     "The value dimensions (heads) of a run: `(names, lams, rates)`, one per US. One US (name None) unless the design has named USs; then `lam` and `beta` may be given per US, as {name: value}. `names`: the heads given (with `associations='all'` every stimulus)."
     kind = 'US' if names is None else 'stimulus'
@@ -114,25 +194,21 @@ def _heads(d, lam, beta, names=None) -> tuple:
     lams = per(lam, 'lam', lambda v: float(v) if not isinstance(v, bool) else float('nan'))
     return names, lams, per(beta, 'beta', _rates)
 
-def _check_rates(design, tt_keys, rule, rates, allow_unstable=False, names=(None,), distinct=None, assoc='us'):
-    "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead. `tt_keys`: per group the keys of its distinct steps (`distinct`: their first steps; default every step), `[N, dk]`, or `[N, heads, dk]` with associations='all'."
-    bound = _families()[rule].rate_bound
+def _check_rates(d, inputs, fam, allow_unstable=False, stacklevel=3):
+    "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead (at `stacklevel`). `inputs`: each group's compiled `Inputs`."
+    bound = fam.rate_bound
     if bound is None: return                                          # only error-correcting writes have a bound
-    for gi, (g, Ks) in enumerate(zip(design.groups, tt_keys)):
-        steps = [(pi, tt) for pi, ph in enumerate(g.phases, 1) for tt in ph.steps]
-        reps = range(len(steps)) if distinct is None else distinct[gi][0]
-        tgt = _stimulus_steps(g) if assoc == 'all' else None
-        for i, s in enumerate(reps):
-            pi, tt = steps[s]
+    for g, inp in zip(d.groups, inputs):
+        phase = [pi for pi, ph in enumerate(g.phases, 1) for _ in ph.steps]
+        for i, (s, tt) in enumerate(zip(inp.rows, inp.trial_types)):
             if tt.probe: continue
-            if assoc == 'all':
-                r = max(rt['+' if u in tgt[s][1] else '-'] * float((Ks[i, h] * Ks[i, h]).sum()) for h, (u, rt) in enumerate(zip(names, rates)))
-            else: r = max(_step_values(tt, u, 0., rt)[1] for u, rt in zip(names, rates)) * float((Ks[i] * Ks[i]).sum())
+            K = inp.k[i] if inp.k.dim() == 3 else inp.k[i].expand(inp.beta.shape[1], -1)   # one key per head
+            r = max(float(b) * float((k * k).sum()) for b, k in zip(inp.beta[i], K))
             if r > bound * (1 + 1e-9):
-                    msg = (f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {pi} has '
+                    msg = (f'unstable learning rate: trial type {tt.label} in group {g.name}, phase {phase[s]} has '
                            f'beta*|k|^2 = {r:.4g} > {bound:g} (stable writes need beta*|k|^2 <= {bound:g})')
                     if not allow_unstable: raise UnstableRateError(msg + '; allow_unstable=True (--allow-unstable) runs it anyway, with a warning')
-                    warnings.warn(msg + ': running it because allow_unstable=True (each such trial overshoots its target)', RuntimeWarning, stacklevel=3)
+                    warnings.warn(msg + ': running it because allow_unstable=True (each such trial overshoots its target)', RuntimeWarning, stacklevel=stacklevel)
                     return
 
 def _families() -> dict:
@@ -183,16 +259,16 @@ def vhw_keys(x,                    # `[..., T, n_cues]` 0/1 cue indicators per t
     x = torch.as_tensor(x).to(cue_keys)
     return x @ cue_keys, (x - omega * expected_absent(x).to(cue_keys)) @ cue_keys
 
-def _block(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject=False, algorithm='auto', hist=None) -> dict:
-    "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` trial-type indices. Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history (`hist`: trial types' cue indicators, scales, probe flags, omega) runs per step."
-    if _history(fam): return _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, _trace_algorithm(algorithm), *hist)
-    (S, T), (C, dk), (N, H) = o.shape, Kc.shape, lam_tt.shape
-    g = fam.per_feature(g_tt, dk)                                                  # a per-feature gate: one for every key feature
-    K = Ktt[:, None, :].expand(N, H, dk) if Ktt.dim() == 2 else Ktt              # one head per US, the same keys (associations='all': each head its own)
-    kw = dict(rule=fam.name, beta=b_tt, gamma=g, tau=tau, index=o.to(Ktt.device), check=False)   # inputs validated by `simulate`
-    sm = summarize(K, lam_tt[:, :, None], probes=Kc, algorithm=algorithm, **kw)
+def _block(fam, o, inp, Kc, tau, per_subject=False, algorithm='auto', omega=None) -> dict:
+    "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` rows of the group's compiled `inp` (`Inputs`, on the run's device, in its dtype). Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history runs per step."
+    if _history(fam): return _block_steps(fam, o, inp, Kc, per_subject, _trace_algorithm(algorithm), omega)
+    (S, T), (C, dk), (N, H) = o.shape, Kc.shape, inp.v.shape
+    g = fam.per_feature(inp.gamma, dk)                                             # a per-feature gate: one for every key feature
+    K = inp.k[:, None, :].expand(N, H, dk) if inp.k.dim() == 2 else inp.k        # one head per US, the same keys (associations='all': each head its own)
+    kw = dict(rule=fam.name, beta=inp.beta, gamma=g, tau=tau, index=o.to(inp.k.device), check=False)   # inputs validated by `simulate`
+    sm = summarize(K, inp.v[:, :, None], probes=Kc, algorithm=algorithm, **kw)
     out = dict(mean=_cols(sm.probe_mean[:, :, :, 0]).cpu(), sd=_cols(sm.probe_sd[:, :, :, 0]).cpu(), pred_sum=_heads_last(sm.pred_sum[..., 0]).cpu())
-    if per_subject: out['V'] = _cols(probe_readouts(K, lam_tt[:, :, None], Kc, algorithm=_trace_algorithm(algorithm), **kw).probes[..., 0]).cpu()
+    if per_subject: out['V'] = _cols(probe_readouts(K, inp.v[:, :, None], Kc, algorithm=_trace_algorithm(algorithm), **kw).probes[..., 0]).cpu()
     return out
 
 def _cols(x):
@@ -203,16 +279,15 @@ def _heads_last(x):
     "Predictions `[S, N, heads]`, `[S, N]` when there is one head."
     return x[..., 0] if x.shape[-1] == 1 else x
 
-def _block_steps(fam, o, Ktt, lam_tt, b_tt, g_tt, Kc, per_subject, algorithm, X, scale, is_probe, omega) -> dict:
-    "`_block` for a family whose inputs depend on the trial history: every subject's steps gathered, one `recur` call (the reference loop). A key trace: a probe reads (its key is the query) and leaves the trace alone. Write keys: expected-but-absent cues at `-omega` (`vhw_keys`), scaled as the read key."
-    ix = o.to(Ktt.device).long(); S, T = ix.shape; N, H = lam_tt.shape; dk = Ktt.shape[-1]
-    k = Ktt[ix][:, :, None].expand(S, T, H, dk); pr = is_probe[ix]
-    extra = {}
-    if fam.probe_is_query: extra['q'] = k; k = torch.where(pr[:, :, None, None], torch.zeros_like(k), k)
-    if 'kw' in fam.params: extra['kw'] = (k[:, :, 0] - omega * scale[ix][..., None] * (expected_absent(X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
-    tr = probe_readouts(k, lam_tt[ix][..., None], Kc, reads=True, rule=fam.name, beta=b_tt[ix], gamma=g_tt[ix] if 'gamma' in fam.params else None,
+def _block_steps(fam, o, inp, Kc, per_subject, algorithm, omega) -> dict:
+    "`_block` for a family whose inputs depend on the trial history: every subject's steps gathered from the compiled rows (the probe rule applied there: `probe_rule`, `probe_read`), one `recur` call (the reference loop). Write keys: expected-but-absent cues at `-omega` (`vhw_keys`), scaled as the read key."
+    ix = o.to(inp.k.device).long(); S, T = ix.shape; N, H = inp.v.shape; dk = inp.k.shape[-1]
+    step = lambda x: x[ix][:, :, None].expand(S, T, H, dk)                        # a table's rows, per step, one for every head
+    k, extra = step(inp.k), ({} if inp.q is None else dict(q=step(inp.q)))
+    if 'kw' in fam.params: extra['kw'] = (k[:, :, 0] - omega * inp.scale[ix][..., None] * (expected_absent(inp.X[ix]) @ Kc))[:, :, None].expand(S, T, H, dk)
+    tr = probe_readouts(k, inp.v[ix][..., None], Kc, reads=True, rule=fam.name, beta=inp.beta[ix], gamma=inp.gamma[ix] if 'gamma' in fam.params else None,
                         algorithm=fam.loop if algorithm == 'auto' else algorithm, **extra)
-    pred = tr.pred[..., 0] if not fam.probe_is_query else torch.where(pr[..., None], tr.out[..., 0], tr.pred[..., 0])   # [S, T, heads]
+    pred = probe_read(fam, tr, inp.probe[ix])[..., 0]                              # [S, T, heads]
     V = _cols(tr.probes[..., 0])
     m, sd = batch_mean_sd(V)
     out = dict(mean=m.cpu(), sd=sd.cpu(), pred_sum=_heads_last(pred.new_zeros(S, N, H).scatter_add_(1, ix[..., None].expand(S, T, H), pred)).cpu())
@@ -384,108 +459,132 @@ def simulate(design,                  # a design string or a parsed `Design`
              associations:str|None=None, # 'us': cue -> US, one head per US; 'all' (calmr dialect): calmr's RW1972, every stimulus (CS or US) a cue and an outcome; default 'all' for a calmr design without a US, else 'us'
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
-    if not isinstance(rule, str) or rule.endswith('.py') or ':' in rule:       # a `Family`, or a file or module defining one
-        rule = importlib.import_module('pavlovattn.model.families').family(rule).name   # (a name is checked below, in the designs' order)
+    run = _validate(**locals())                           # every argument checked (one line per refusal) and made canonical
+    Kc, groups = _compile(run)                            # the cue keys, and each group's rows (`compile_group`)
+    params = _params(run, Kc.shape[1])
+    runs = _run(run, Kc, groups, params)                  # every subject, block by block
+    notes = _notes(run.d, run.assoc)
+    for x in notes: warnings.warn(x, PartialWarning, stacklevel=2)
+    return Result(run.d, run.rule, params, run.cues if run.names == (None,) else tuple(f'{c}:{u}' for c in run.cues for u in run.names), runs,
+                  outcomes=run.names if run.assoc == 'all' else None, notes=notes)
+
+def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, normalize, subjects, seed, dtype, device, tau,
+              miniblocks, dialect, per_subject, algorithm, allow_unstable, sampling, rng, omega, orders, associations) -> SimpleNamespace:
+    "`simulate`'s arguments checked, in the order it has always checked them (the design and its options, the family's own parameters, the values per US, then the device and the run's size), and made canonical: the run."
+    if not isinstance(rule, str) or rule.endswith('.py') or ':' in rule: rule = family(rule).name   # a `Family`, or a file or module defining one (a name is checked below, in the designs' order)
     d = parse_design(design, dialect)
     miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
     _check_rule(rule); _check_algorithm(rule, algorithm); _order_options(d, sampling, rng, miniblocks)
     try: subjects = _integer(subjects, 'subjects')
     except ValueError: raise ValueError(f'subjects must be a positive integer; got {subjects!r}') from None
     seed, dk = _integer(seed, 'seed', lo=None), None if dk is None else _integer(dk, 'dk')
-    fam = _families()[rule]
-    if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
-        raise ValueError(f"the {rule} family has no gamma (it never forgets): leave gamma out; families with a gamma: "
-                         f"{', '.join(r for r in design_rules() if 'gamma' in _families()[r].params)}")
-    gamma = float(fam.gamma_or_default(gamma))
-    if omega is not None and 'kw' not in fam.params:
-        raise ValueError(f"the {rule} family has no omega (expected-but-absent cues write only with separate write keys): leave omega out; "
-                         f"families with write keys: {', '.join(r for r in design_rules() if 'kw' in _families()[r].params)}")
-    omega = (0.5 if omega is None else float(omega)) if 'kw' in fam.params else None
-    if omega is not None and not (math.isfinite(omega) and omega >= 0): raise ValueError(f'omega must be a finite number >= 0; got {omega!r}')
-    if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
-    assoc = _associations(d, associations)
-    if assoc == 'all' and _history(fam):
-        raise ValueError(f"associations='all' runs families whose inputs come from trial-type tables; the {rule} family has a history (a key trace or write keys): use associations='us'")
-    stimuli = _design_stimuli(d) if assoc == 'all' else None
-    if assoc == 'all' and len(stimuli) < 2:                      # calmr refuses it too ('too simple to run'): V(X -> X) stays 0
-        raise DesignError(f"associations='all' learns stimulus-to-stimulus associations and the design has one stimulus ({', '.join(stimuli)}): "
-                          "nothing to learn (calmr: 'too simple to run')")
-    names, lams, head_rates = _heads(d, lam, beta, stimuli); dtype = _dtype(dtype)
-    for name, x in [('lam', l) for l in lams] + [('beta', r[s]) for r in head_rates for s in '+-'] + [('tau', float(tau))]:
+    fam = _families()[rule]; gamma, omega = _family_values(fam, gamma, omega)
+    assoc = _associations(d, associations); stimuli = _all_stimuli(d, fam, assoc)
+    names, lams, rates = _heads(d, lam, beta, stimuli); dtype = _dtype(dtype)
+    for name, x in [('lam', l) for l in lams] + [('beta', r[s]) for r in rates for s in '+-'] + [('tau', float(tau))]:
         if not math.isfinite(x): raise ValueError(f'{name} must be a finite number; got {x}')
-    rates, lam = head_rates[0], lams[0]
     _check_device(device, dtype)
     _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, assoc)
     cues = stimuli if assoc == 'all' else d.cues
     if not cues: raise DesignError('the design has no cues: US-alone trials only')
-    kd = cue_keys(cues, keys=keys, dk=dk, overlap=overlap, salience=salience, seed=seed, dtype=torch.float64)
-    Kc64 = torch.stack([kd[c] for c in cues])
-    tt_keys, tt_scale, distinct = [], [], []
-    for g in d.groups:
-        reps, lut = _distinct_steps(g, assoc) if not per_subject else (list(range(len(g.trial_types))), None)   # per_subject keeps every step's sums
-        present = [_stimulus_steps(g)[i][0] for i in reps] if assoc == 'all' else [g.trial_types[i].cues for i in reps]
-        Ks = torch.stack([sum((kd[c] for c in P), torch.zeros_like(Kc64[0])) for P in present])   # a US-alone step: key 0
-        sc = torch.ones(len(Ks), dtype=torch.float64)
-        if normalize: nrm = Ks.norm(dim=-1); sc = torch.where(nrm > 0, 1 / nrm.clamp_min(1e-300), sc); Ks = Ks * sc[:, None]
-        if assoc == 'all':                                               # head j reads and writes without stimulus j: calmr's V(j -> j) stays 0
-            Ks = torch.stack([torch.stack([Ks[n] - (kd[j] * sc[n] if j in P else 0) for j in names]) for n, P in enumerate(present)])
-        tt_keys.append(Ks); tt_scale.append(sc); distinct.append((reps, lut))
-    _check_rates(d, tt_keys, rule, head_rates, allow_unstable, names, distinct, assoc)
-    Kc = Kc64.to(dtype=dtype, device=device); C, dkk = Kc.shape
-    comp = _compiled(rule, dtype, device, algorithm)
+    return SimpleNamespace(d=d, rule=rule, fam=fam, gamma=gamma, omega=omega, assoc=assoc, cues=cues, names=names, lams=lams, rates=rates,
+                           subjects=subjects, seed=seed, dk=dk, dtype=dtype, miniblocks=miniblocks, keys=keys, overlap=overlap, salience=salience,
+                           normalize=normalize, device=device, tau=tau, dialect=dialect, per_subject=per_subject, algorithm=algorithm,
+                           allow_unstable=allow_unstable, sampling=sampling, rng=rng, orders=orders)
+
+def _family_values(fam, gamma, omega) -> tuple:
+    "(gamma, omega) of a run of family `fam`: its default where not given; a γ (≠ 1) or ω it lacks refused, naming the families that have one; γ in [0, 1], ω >= 0."
+    if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
+        raise ValueError(f"the {fam.name} family has no gamma (it never forgets): leave gamma out; families with a gamma: "
+                         f"{', '.join(r for r in design_rules() if 'gamma' in _families()[r].params)}")
+    gamma = float(fam.gamma_or_default(gamma))
+    if omega is not None and 'kw' not in fam.params:
+        raise ValueError(f"the {fam.name} family has no omega (expected-but-absent cues write only with separate write keys): leave omega out; "
+                         f"families with write keys: {', '.join(r for r in design_rules() if 'kw' in _families()[r].params)}")
+    omega = (0.5 if omega is None else float(omega)) if 'kw' in fam.params else None
+    if omega is not None and not (math.isfinite(omega) and omega >= 0): raise ValueError(f'omega must be a finite number >= 0; got {omega!r}')
+    if not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
+    return gamma, omega
+
+def _all_stimuli(d, fam, assoc) -> tuple|None:
+    "With associations='all', every stimulus of the design (the cues and the heads), refused for a family with a history or a single stimulus; else None."
+    if assoc != 'all': return None
+    if _history(fam):
+        raise ValueError(f"associations='all' runs families whose inputs come from trial-type tables; the {fam.name} family has a history (a key trace or write keys): use associations='us'")
+    stimuli = _design_stimuli(d)
+    if len(stimuli) < 2:                                    # calmr refuses it too ('too simple to run'): V(X -> X) stays 0
+        raise DesignError(f"associations='all' learns stimulus-to-stimulus associations and the design has one stimulus ({', '.join(stimuli)}): "
+                          "nothing to learn (calmr: 'too simple to run')")
+    return stimuli
+
+def _compile(run) -> tuple:
+    "The cue keys `[C, dk]` (the run's dtype and device), and per group its rows (`compile_group`: the distinct steps, or every step with `per_subject`) with each step's row (`lut`, None: the identity); an unstable write refused (`_check_rates`)."
+    kd = cue_keys(run.cues, keys=run.keys, dk=run.dk, overlap=run.overlap, salience=run.salience, seed=run.seed, dtype=torch.float64)
+    groups = []
+    for g in run.d.groups:
+        reps, lut = _distinct_steps(g, run.assoc) if not run.per_subject else (list(range(len(g.trial_types))), None)   # per_subject keeps every step's sums
+        groups.append((compile_group(g, run.cues, kd, run.fam, run.lams, run.rates, run.gamma, run.names, run.normalize, run.assoc, reps), lut))
+    _check_rates(run.d, [inp for inp, _ in groups], run.fam, run.allow_unstable, stacklevel=4)
+    return torch.stack([kd[c] for c in run.cues]).to(dtype=run.dtype, device=run.device), groups
+
+def _params(run, dk:int) -> dict:
+    "`Result.params`: what the run ran with (a value shared by every US shown once; the options a native run leaves at their defaults left out)."
     show = lambda r: r['+'] if r['+'] == r['-'] else r
     one = lambda xs: all(x == xs[0] for x in xs)                         # named USs sharing a value: shown once, as for one US
-    params = dict(beta=show(rates) if one(head_rates) else {n: show(r) for n, r in zip(names, head_rates)}, gamma=gamma,
-                  lam=lam if one(lams) else dict(zip(names, lams)), keys=keys, dk=dkk, overlap=float(overlap),
-                  salience={c: a for c, a in zip(cues, _saliences(salience, cues))}, normalize=bool(normalize),
-                  subjects=subjects, seed=seed, miniblocks=miniblocks, dtype=str(dtype).replace('torch.', ''), device=str(device), tau=float(tau))
-    if dialect != 'native': params['dialect'] = dialect               # the native run's JSON is unchanged
-    if sampling != 'shuffle': params['sampling'] = sampling
-    if rng != 'counter': params['rng'] = rng
-    if omega is not None: params['omega'] = omega
-    drawn = _torch_orders(d, seed, subjects, sampling) if rng == 'torch' else {}     # one stream through all groups: drawn once
-    if orders is not None: drawn.update(_given_orders(d, orders, subjects)); params['orders'] = 'given'
-    hist = _history(fam)
-    runs = {}
-    small = str(device) == 'cpu' and subjects * len(cues) < 2**20
+    p = dict(beta=show(run.rates[0]) if one(run.rates) else {n: show(r) for n, r in zip(run.names, run.rates)}, gamma=run.gamma,
+             lam=run.lams[0] if one(run.lams) else dict(zip(run.names, run.lams)), keys=run.keys, dk=dk, overlap=float(run.overlap),
+             salience={c: a for c, a in zip(run.cues, _saliences(run.salience, run.cues))}, normalize=bool(run.normalize),
+             subjects=run.subjects, seed=run.seed, miniblocks=run.miniblocks, dtype=str(run.dtype).replace('torch.', ''), device=str(run.device), tau=float(run.tau))
+    if run.dialect != 'native': p['dialect'] = run.dialect            # the native run's JSON is unchanged
+    if run.sampling != 'shuffle': p['sampling'] = run.sampling
+    if run.rng != 'counter': p['rng'] = run.rng
+    if run.omega is not None: p['omega'] = run.omega
+    if run.orders is not None: p['orders'] = 'given'
+    if run.assoc == 'all': p['associations'] = 'all'
+    return p
+
+def _run(run, Kc, groups, params) -> dict:
+    "Every group's subjects through its compiled rows: `Result.runs`. The orders are drawn per block of subjects (`_run_orders`), or once (rng='torch'), or given."
+    drawn = _torch_orders(run.d, run.seed, run.subjects, run.sampling) if run.rng == 'torch' else {}     # one stream through all groups: drawn once
+    if run.orders is not None: drawn.update(_given_orders(run.d, run.orders, run.subjects))
+    comp = _compiled(run.rule, run.dtype, run.device, run.algorithm)
+    small = str(run.device) == 'cpu' and run.subjects * len(run.cues) < 2**20
     with _threads(1 if small else torch.get_num_threads()):   # per-step ops this small run faster on one thread
-        for gi, (g, Ks) in enumerate(zip(d.groups, tt_keys)):
-            T, (reps, lut) = g.n, distinct[gi]
-            tts = [g.trial_types[i] for i in reps]                        # the distinct steps: the tables' trial types
-            lut = None if lut is None else torch.from_numpy(lut.astype(np.int16 if len(reps) < 2**15 else np.int32))
-            f = lambda vals: torch.tensor(vals, dtype=dtype, device=device)
-            if assoc == 'all':                                           # calmr: a stimulus is a target where it is present (or in the next period)
-                tgt = [set(_stimulus_steps(g)[i][1]) for i in reps]
-                lam_tt = f([[0. if t.probe or u not in U else l for u, l in zip(names, lams)] for t, U in zip(tts, tgt)])
-                b_tt = f([[0. if t.probe else r['+' if u in U else '-'] for u, r in zip(names, head_rates)] for t, U in zip(tts, tgt)])
-            else:
-                lb = [[_step_values(t, u, l, r) for u, l, r in zip(names, lams, head_rates)] for t in tts]   # [N, heads]: one head per US
-                lam_tt, b_tt = f([[x[0] for x in row] for row in lb]), f([[x[1] for x in row] for row in lb])
-            g_tt = f([[1. if t.probe else gamma] * len(names) for t in tts]); Ktt = Ks.to(dtype=dtype, device=device)
-            pcols = [i for i, t in enumerate(tts) if t.probe]
-            counts = torch.tensor([float(t.count) for t in tts], dtype=torch.float64)
-            stats, pstats, keep = None, None, []
-            H = None if not hist else (f([[float(c in t.cues) for c in cues] for t in tts]), tt_scale[gi].to(dtype=dtype, device=device),
-                                       torch.tensor([t.probe for t in tts], device=device), omega)
-            for lo, hi in _blocks(subjects, _subject_bytes(T, C, len(tts), dkk, comp, per_subject, fam.grows, hist)):   # bounded memory: block by block
-                o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(d, g, params, lo, hi)
-                out = _block(fam, _relabel(o, lut), Ktt, lam_tt, b_tt, g_tt, Kc, tau, per_subject, algorithm, H)
-                if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
-                    raise NonFiniteError(f'the {rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
-                stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
-                cnt = counts[pcols].to(out['pred_sum'].dtype); cnt = cnt if out['pred_sum'].dim() == 2 else cnt[:, None]
-                pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / cnt).double())))
-                if per_subject: keep.append(dict(order=o, pred_sum=out['pred_sum'], V=out['V']))
-                o = out = None                                           # one block in memory at a time
-            z = Kc.new_zeros(1, C * len(names)).cpu()                    # before the first trial every strength is 0
-            runs[g.name] = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=subjects,
-                                probe_mean=pstats[1], probe_sd=pstats[2],
-                                phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=g.trial_types)
-            if orders is not None and g.name in drawn: runs[g.name]['given_order'] = drawn[g.name]
-            if per_subject:
-                runs[g.name].update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
-                                    V=torch.cat([Kc.new_zeros(subjects, 1, C * len(names)).cpu(), torch.cat([x['V'] for x in keep])], 1))
-                keep.clear()
+        return {g.name: _run_group(run, g, inp, lut, Kc, drawn, params, comp) for g, (inp, lut) in zip(run.d.groups, groups)}
+
+def _on(inp, dtype, device):
+    "Compiled rows `inp` on `device`, in `dtype` (the probe flags stay bool)."
+    return inp._replace(**{n: getattr(inp, n).to(device=device, dtype=dtype if getattr(inp, n).is_floating_point() else None)
+                           for n in ('probe', 'X', 'k', 'q', 'v', 'beta', 'gamma', 'scale') if getattr(inp, n) is not None})
+
+def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
+    "One group's subjects in blocks of bounded memory (`_blocks`), each block one `_block`, the blocks' means and sds merged (`_merge`): its `Result.runs` entry."
+    (C, dk), H, inp = Kc.shape, len(run.names), _on(inp, run.dtype, run.device)
+    lut = None if lut is None else torch.from_numpy(lut.astype(np.int16 if len(inp.rows) < 2**15 else np.int32))
+    pcols = [i for i, t in enumerate(inp.trial_types) if t.probe]
+    counts = torch.tensor([float(t.count) for t in inp.trial_types], dtype=torch.float64)
+    stats, pstats, keep = None, None, []
+    for lo, hi in _blocks(run.subjects, _subject_bytes(g.n, C, len(inp.rows), dk, comp, run.per_subject, run.fam.grows, _history(run.fam))):
+        o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(run.d, g, params, lo, hi)
+        out = _block(run.fam, _relabel(o, lut), inp, Kc, run.tau, run.per_subject, run.algorithm, run.omega)
+        if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
+            raise NonFiniteError(f'the {run.rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
+        stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
+        cnt = counts[pcols].to(out['pred_sum'].dtype); cnt = cnt if out['pred_sum'].dim() == 2 else cnt[:, None]
+        pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / cnt).double())))
+        if run.per_subject: keep.append(dict(order=o, pred_sum=out['pred_sum'], V=out['V']))
+        o = out = None                                           # one block in memory at a time
+    z = Kc.new_zeros(1, C * H).cpu()                             # before the first trial every strength is 0
+    res = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=run.subjects, probe_mean=pstats[1], probe_sd=pstats[2],
+               phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=g.trial_types)
+    if run.orders is not None and g.name in drawn: res['given_order'] = drawn[g.name]
+    if run.per_subject:
+        res.update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
+                   V=torch.cat([Kc.new_zeros(run.subjects, 1, C * H).cpu(), torch.cat([x['V'] for x in keep])], 1))
+    return res
+
+def _notes(d, assoc) -> tuple:
+    "What a run of `d` answers only in part, or differently from calmr (`PartialWarning`, `Result.notes`)."
     notes = ()
     if d.dialect == 'calmr':                                      # calmr reads X_a as a nominal variant of the functional stimulus X
         fn = {}
@@ -493,16 +592,13 @@ def simulate(design,                  # a design string or a parsed `Design`
         var = [v for v in fn.values() if len(v) > 1]
         if var: notes += (f"differs: calmr's RW1972 refuses nominal variants of one stimulus ({'; '.join(', '.join(v) for v in var)}: "
                           "'does not support functional/nominal stimuli'); here each is a stimulus of its own",)
-    if assoc == 'all': params['associations'] = 'all'
-    elif d.dialect == 'calmr':
+    if assoc != 'all' and d.dialect == 'calmr':
         n, first = _unreported(d)
         if n: notes += (f"partial: calmr's RW1972 also learns {n} stimulus-to-stimulus association{'s' * (n != 1)} this run does not report "
                         f"({', '.join(first)}{', ...' if n > len(first) else ''}); simulate(..., associations='all') computes them",)
         elif not d.outcomes: notes += ("no US: the design presents no (US), so every cue -> US strength is 0 by construction; "
                                        "associations='all' learns calmr's stimulus-to-stimulus associations",)
-    for x in notes: warnings.warn(x, PartialWarning, stacklevel=2)
-    return Result(d, rule, params, cues if names == (None,) else tuple(f'{c}:{u}' for c in cues for u in names), runs,
-                  outcomes=names if assoc == 'all' else None, notes=notes)
+    return notes
 
 def compare(design,            # a design string or `Design`
             rules=RULES,       # families to run
@@ -578,16 +674,18 @@ def design_blocks(design,              # a design string or `Design` with no ran
     refuse_unmodelled(d, 'design_blocks', timed=False)
     out = {}
     for g in d.groups:
-        blocks = []
+        inp = compile_group(g, d.cues); us, probe = inp.v[:, 0].tolist(), inp.probe.tolist()   # each step's US (lam 1), probes marked
+        blocks, i = [], 0
         for pi, ph in enumerate(g.phases, 1):
             if ph.random and len(ph.trials) > 1:
                 raise ValueError(f"group {g.name!r}, phase {pi} is randomised (!): randomised trial orders have no closed form here")
             for tt in ph.trials:
+                rows = range(i, i + len(tt.steps)); i += len(tt.steps)
                 if tt.timeline:                         # a timed trial: each of its steps is a block of one, trial after trial
-                    blocks += [(1, tuple(s.cues), s.magnitude if s.outcome == '+' else 0.0) for _ in range(tt.count) for s in tt.steps]
+                    blocks += [(1, tuple(inp.trial_types[r].cues), us[r]) for _ in range(tt.count) for r in rows]
                     continue
                 if len(tt.steps) > 1: raise ValueError(f"group {g.name!r}, phase {pi}: trial {tt.label} has calmr periods (several steps): no closed form here")
-                blocks.append((tt.count, tuple(tt.cues), None if tt.probe else (1.0 if tt.outcome == '+' else 0.0)))
+                blocks.append((tt.count, tuple(tt.cues), None if probe[rows[0]] else us[rows[0]]))
         out[g.name] = blocks
     return out
 
