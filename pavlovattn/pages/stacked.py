@@ -13,6 +13,7 @@ from ..design.phenomena import Phenomenon, register
 from ..base.registry import claim, Verdict
 from ..base.sweep import kind
 from .acquisition import phase_curve
+from ..design.designs import probe_rule, probe_read
 
 # %% auto #0
 __all__ = ['WIRINGS', 'STACK_DESIGNS', 'STACK_BETA', 'stack_steps', 'stacked_run', 'closed_form', 'stacked_task']
@@ -53,6 +54,17 @@ def stack_steps(design, dialect:str='calmr', dtype=torch.float64, device='cpu') 
 # %% ../../nbs/06a_stacked_circuits.ipynb #f25aa0eb
 def _r(x): return x[:, :, None]            # [B, T, d] -> [B, T, H=1, d]
 
+def _layer(fam, probe, k, v, beta, gamma):
+    "One layer over the steps under the probe rule of the designs page (`designs.probe_rule`: a probe writes and forgets nothing): what each step reads, `[B, T, d_v]`."
+    g = None if 'gamma' not in fam.params else torch.full(probe.shape, float(fam.gamma_or_default(gamma)), dtype=k.dtype, device=k.device)
+    p = probe_rule(fam, probe, k, v, beta, g)
+    run = lambda gg: recur(_r(p['k']), _r(p['v']), q=None if p['q'] is None else _r(p['q']), rule=fam, beta=p['beta'][..., None], gamma=gg)
+    try: tr = run(None if g is None else p['gamma'][..., None])                   # one γ per step ...
+    except ValueError as e:
+        if g is None or 'broadcast' not in str(e): raise
+        tr = run(p['gamma'][..., None, None])                                     # ... or one per key feature
+    return probe_read(fam, tr, probe)[:, :, 0]
+
 def stacked_run(design,                   # a design (calmr periods A>B are the steps of a trial)
                 rules=('delta', 'delta'), # the family of layer 1 and of layer 2 (a name, a `Family` or a file)
                 wiring:str='chain',       # 'chain' (layer 1's read-out is layer 2's query) or 'bootstrap' (layer 1's prediction joins layer 2's value)
@@ -60,30 +72,22 @@ def stacked_run(design,                   # a design (calmr periods A>B are the 
                 lam:float=1.0,            # the US magnitude
                 gamma=(None, None),       # each layer's γ (None: the family's own)
                 dialect:str='calmr', dtype=torch.float64, device='cpu',
-               ) -> dict:                 # {group: {probe label: responses `[subjects]`}} (the last of each probe)
-    "Run a two-layer stacked circuit on every subject of `design`: the response to each probe trial."
+               ) -> dict:                 # {group: {probe label: responses `[1]`}}
+    "Run a two-layer stacked circuit on every group of `design`: the response to each probe trial."
     if wiring not in WIRINGS: raise ValueError(f"unknown wiring {wiring!r}; valid: {', '.join(WIRINGS)}")
     st = stack_steps(design, dialect, dtype, device); out = {}
     f1, f2 = (family(r) for r in rules)
     for name, s in st['groups'].items():
-        k, w, us = s['k'], s['writes'].to(dtype), lam * s['us']
-        B, T, C = k.shape
-        b1, b2 = beta[0] * w, beta[1] * w
-        g1, g2 = (None if gm is None else float(gm) for gm in gamma)
-        q = torch.where(s['writes'][..., None], torch.zeros_like(k), k)              # probes read their cues; other steps read nothing
+        k, us, probe, prev = s['k'], lam * s['us'][..., None], ~s['writes'], s['has_prev'].to(dtype)
+        b1, b2 = beta[0] * torch.ones_like(prev), beta[1] * torch.ones_like(prev)
+        on_probe = lambda x, y: torch.where(probe[..., None], y, x)                # x on learning steps, y on probes
         if wiring == 'chain':                                                      # layer 1: the step before -> this step's cues
-            t1 = recur(_r(s['prev']), _r(k), q=_r(q), rule=f1, beta=(b1 * s['has_prev'])[..., None], gamma=g1, reads='out')
-            t2 = recur(_r(k), _r(us[..., None]), q=_r(q + t1.out[:, :, 0]), rule=f2, beta=b2[..., None], gamma=g2, reads='out')
-            resp = t2.out[:, :, 0, 0]
+            r1 = _layer(f1, probe, on_probe(s['prev'], k), k, b1 * prev, gamma[0])
+            resp = _layer(f2, probe, on_probe(k, k + r1), us, b2, gamma[1])[..., 0]
         else:                                                                      # layer 1: cue -> US; layer 2: the cue before -> US + layer 1's prediction
-            t1 = recur(_r(k), _r(us[..., None]), q=_r(q), rule=f1, beta=b1[..., None], gamma=g1)
-            v2 = us + t1.pred[:, :, 0, 0]
-            t2 = recur(_r(s['prev']), _r(v2[..., None]), q=_r(q), rule=f2, beta=(b2 * s['has_prev'])[..., None], gamma=g2, reads='out')
-            resp = t1.out[:, :, 0, 0] + t2.out[:, :, 0, 0]
-        res = {}
-        for t, lab in enumerate(s['probe']):
-            if lab is not None: res[lab] = resp[:, t]
-        out[name] = res
+            r1 = _layer(f1, probe, k, us, b1, gamma[0])
+            resp = r1[..., 0] + _layer(f2, probe, on_probe(s['prev'], k), us + r1, b2 * prev, gamma[1])[..., 0]
+        out[name] = {lab: resp[:, t] for t, lab in enumerate(s['probe']) if lab is not None}
     return out
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #eb87d1c8
