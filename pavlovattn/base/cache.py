@@ -80,6 +80,7 @@ def code_version(kind:str|None=None) -> str:
     "The code version stored in (and required of) an entry of `kind` (None: `CODE_VERSION` alone, for entries of no kind)."
     return CODE_VERSION if kind is None else f'{kind} v{KINDS[kind].version}; {CODE_VERSION}'
 
+# %% ../../nbs/00e_cache.ipynb #fbb02ca5
 def entry(kind:str, name:str, ext:str='.json') -> Path:
     "The file of the entry `name` (the hash of its configuration) of `kind`: `root()/<folder>/<name>.v<version><ext>`."
     k = KINDS[kind]; return root(k.folder, f'{name}.v{k.version}{ext}')
@@ -100,6 +101,7 @@ def _names(node) -> set:
         return {t.id for t in ts if isinstance(t, ast.Name)}
     return set()
 
+# %% ../../nbs/00e_cache.ipynb #9e9636f9
 def source_fingerprint(source:str, names=None) -> str:
     "SHA-256 of the syntax tree of `source` (docstrings, comments and layout left out): the whole module, or only its top-level `names`."
     tree = _strip(ast.parse(source))
@@ -137,6 +139,7 @@ def _terminate_as_exit():
 def _umask() -> int:
     m = os.umask(0); os.umask(m); return m
 
+# %% ../../nbs/00e_cache.ipynb #861a0a74
 def atomic_write(path, data,       # bytes or str (UTF-8)
                  mode:int|None=None, # permissions (default: the replaced file's, else 0o666 less the umask)
                 ):
@@ -178,6 +181,7 @@ def write_json(path, obj, kind:str|None=None):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     atomic_write(path, json.dumps(sealed(obj, code_version(kind)), allow_nan=False, sort_keys=True))
 
+# %% ../../nbs/00e_cache.ipynb #586f841e
 def read_json(path, check=None, what:str='cache entry', kind:str|None=None, version:str|None=None):
     "The entry at `path` without its 'code_version' and 'sha256', or None: missing (silently), or unusable (one line on stderr, why). `version`: the code version required instead of `kind`'s (migration)."
     path, want = os.fspath(path), version or code_version(kind)
@@ -198,6 +202,7 @@ def read_json(path, check=None, what:str='cache entry', kind:str|None=None, vers
 def _invalid(path, what, why):
     note(f'pavlovattn: {what} {path} is unusable ({why}); rebuilding it'); return None
 
+# %% ../../nbs/00e_cache.ipynb #da968a5a
 def need(ok, why:str):
     "Raise CacheError(why) unless `ok` (for the checks given to `read_json` and the checkpoint loader)."
     if not ok: raise CacheError(why)
@@ -266,6 +271,7 @@ def migrate(src,              # an older cache folder (e.g. ~/.cache/pavlovattn)
             if not quiet: note(f'pavlovattn migrate: {kind} {f}: {status}' + (f' ({why})' if why else ''))
     return n
 
+# %% ../../nbs/00e_cache.ipynb #9e845edf
 def _main(argv=None, prog:str='python -m pavlovattn.base.cache') -> int:
     import argparse
     p = argparse.ArgumentParser(prog=prog, description='the cache: root, code versions, migration')
