@@ -44,6 +44,7 @@ class Experiment:
     @property
     def observed(self) -> list: return [p[3] for p in self.points]
 
+# %% ../../nbs/14_animal_data.ipynb #c815d061
 def load_experiments(path=None,         # the CSV (default: the one shipped in the package)
                      expressible_only:bool=False, # drop the experiments marked not expressible
                     ):
@@ -66,6 +67,7 @@ def experiments(path=None, expressible_only:bool=True) -> list:
         e.points.append((r['group'], tuple(int(i) for i in str(r['probe']).split()), r['test'], float(r['observed'])))
     return list(out.values())
 
+# %% ../../nbs/14_animal_data.ipynb #a1d786ae
 def select(ids=None) -> list:
     "The expressible experiments with these ids (default: all), refusing unknown ids with the valid ones."
     exps = experiments()
@@ -97,6 +99,7 @@ class Batch:
     cues: list          # per experiment, its cue names (column order)
     length: torch.Tensor|None = None  # `[B]` steps of each row before padding (its last `length` steps)
 
+# %% ../../nbs/14_animal_data.ipynb #bb1763fd
 def compile_batch(exps:list,          # `Experiment`s (expressible ones)
                   subjects:int=4,     # simulated subjects per group where a phase is randomised (else 1)
                   seed:int=0,         # seeds the randomised orders
@@ -183,6 +186,7 @@ def strengths(batch:Batch,       # from `compile_batch`
         pred = torch.cat(parts)[torch.argsort(torch.cat(order))]
     return torch.sparse.mm(batch.M, pred.reshape(-1, 1)).squeeze(1)
 
+# %% ../../nbs/14_animal_data.ipynb #4c72e3be
 def _affine(x, y) -> tuple:
     "Least squares a + b·x with b >= 0 (b = 0 when x does not vary or orders the wrong way); closed form, differentiable in x."
     xc, yc = x - x.mean(), y - y.mean()
@@ -212,6 +216,7 @@ def _logistic(x, y, lo:float, hi:float, iters:int=60) -> tuple:
         if best is None or f < best[2]: best = (a, b, f)
     return best[0], best[1]
 
+# %% ../../nbs/14_animal_data.ipynb #3894caf3
 def response(x:torch.Tensor,   # `[n]` sign-oriented strengths s·V of one experiment's data points
              y:torch.Tensor,   # `[n]` observed means
              kind:str='affine', # 'affine': a + b·x; 'logistic': lo + (hi - lo)·σ(a + b·x), for a measure bounded by `bounds`
@@ -236,6 +241,7 @@ def respond(batch:Batch,   # from `compile_batch`
         out[m] = z if e.response == 'affine' else e.bounds[0] + (e.bounds[1] - e.bounds[0]) * torch.sigmoid(z)
     return out
 
+# %% ../../nbs/14_animal_data.ipynb #1db6c130
 def pearson(x, y) -> float|None:
     "Pearson r of `x` and `y`; None where it is undefined (fewer than 2 points, or `x` or `y` constant)."
     x, y = torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y, dtype=torch.float64)
@@ -263,6 +269,7 @@ def r_interval(r:float,          # a Pearson r
     z, h = math.atanh(r), float(ndtri((1 + level) / 2)) / math.sqrt(n - 3)
     return math.tanh(z - h), math.tanh(z + h)
 
+# %% ../../nbs/14_animal_data.ipynb #a75cd2e3
 def order_pairs(x, y, tol:float=1e-9) -> tuple:
     "(k, m): of the m pairs the animals ordered (y_i != y_j), the k that `x` orders the same way, a tie in `x` counting one half."
     x, y = [float(a) for a in x], [float(a) for a in y]
@@ -303,6 +310,7 @@ def _not_expressible() -> list:
     return [dict(id=e.id, phenomenon=e.phenomenon, citation=e.citation, why=e.note)
             for e in experiments(expressible_only=False) if not e.expressible]
 
+# %% ../../nbs/14_animal_data.ipynb #3186dc9d
 def score(rule:str='delta',      # a family of `FAMILIES`
           ids=None,              # experiment ids (default: every expressible one)
           beta:float=0.1,        # write rate
@@ -345,6 +353,7 @@ def score_matrix(results:dict,  # family -> a result of `score`, `fit` or `cross
     raw = pd.DataFrame({rule: [val[rule].get(i) for i in ids] for rule in results}, index=ids, dtype=float)
     return raw.fillna(CHANCE[key]), raw.isna()
 
+# %% ../../nbs/14_animal_data.ipynb #c0fbc734
 def bootstrap(M,                 # `[E, F]` per-experiment scores (array or DataFrame): experiments are the resampled units
               n:int=10_000,      # resamples
               seed:int=0,
@@ -374,6 +383,7 @@ def summarize(results:dict,      # family -> result (`score`, `fit`, `cross_vali
         out[f'{key} n'] = [len(M)] * M.shape[1]; out[f'{key} undefined'] = undef.sum().to_numpy()
     return pd.DataFrame(out, index=list(results))
 
+# %% ../../nbs/14_animal_data.ipynb #304ec01f
 def same_at_defaults(batch:Batch, rules=None, tol:float=1e-12) -> list:
     "Groups of families that predict the same strength at every data point of `batch` at `DEFAULTS` (the same model at its default γ): each group once, in `rules` order."
     rules = list(rules or RULES)
@@ -401,7 +411,6 @@ def compare(M,                   # `[E, F]` per-experiment scores (DataFrame: fa
                 margin=diffs[cols[order[1]]] if len(order) > 1 else None, against=diffs,
                 not_separated=[c for c, d in diffs.items() if not d['separated']], n_experiments=len(A), level=level, resamples=n, seed=seed)
 
-
 # %% ../../nbs/14_animal_data.ipynb #an0052
 def param_grid(rule:str,          # a family of `FAMILIES`
                batch:Batch,       # the experiments (β's upper end is the family's rate bound on them)
@@ -426,6 +435,7 @@ def cv_grid(rule:str,              # a family of `FAMILIES`
     n = 12 if len(fam.params) == 1 else 5 if fam.grows else 10
     return param_grid(rule, batch, n_beta=n, gammas=(0.8, 0.9, 0.95, 0.98, 0.99, 1.0), taus=(0.2, 0.5, 1.0, 2.0))
 
+# %% ../../nbs/14_animal_data.ipynb #7a10fb8a
 def cross_validate(rule:str='delta',  # a family of `FAMILIES`
                    ids=None,          # experiment ids (default: every expressible one)
                    grid=None,         # parameter sets to search (default: `param_grid`)
@@ -458,6 +468,7 @@ def cross_validate(rule:str='delta',  # a family of `FAMILIES`
                 seconds=round(time.perf_counter() - t0, 2)), experiments=held,
                 in_sample=dict(params=grid[full], loss=float(L[full].mean()), experiments=ins), not_expressible=_not_expressible())
 
+# %% ../../nbs/14_animal_data.ipynb #37a07b07
 def param_intervals(cv:dict,         # a result of `cross_validate` (its `grid` and `losses`)
                     n:int=1_000,     # resamples of the experiments
                     seed:int=0,
@@ -475,7 +486,6 @@ def param_intervals(cv:dict,         # a result of `cross_validate` (its `grid` 
         out[k] = (fit, float(lo), float(hi))
     return out
 
-
 # %% ../../nbs/14_animal_data.ipynb #an0053
 from ..base.registry import claim, Verdict
 
@@ -488,6 +498,7 @@ REGISTERED_EXPERIMENTS = (   # the claim's tested set as it was registered: the 
     'feature_negative', 'reacquisition',
 )
 
+# %% ../../nbs/14_animal_data.ipynb #286df64b
 @claim('animal-best-family',
        "On CCNLab's classic experiments (every expressible one: 27 when written), at the scoring parameters (β = 0.1, each family's "
        "default γ, τ = 1), one family orders the animals' group means best: the family of `RULES` with the highest mean ordinal "
@@ -510,7 +521,6 @@ def _claim_best_family(full=False, device='cpu'):
            f"difference {m['diff']:+.3f}, 95% CI [{m['lo']:+.3f}, {m['hi']:+.3f}]: "
            + ('separated' if m['separated'] else 'the data cannot separate the two'))
     return Verdict(msg, m['separated'], dict(c, identical=same, ci=[m['lo'], m['hi']]))
-
 
 # %% ../../nbs/14_animal_data.ipynb #an0026
 def _bounds(batch, fam) -> float:
@@ -535,6 +545,7 @@ def _loss(batch, V, E) -> torch.Tensor:
         out.append(((pred - y) ** 2).sum() / ((y - y.mean()) ** 2).sum().clamp_min(1e-12))
     return torch.stack(out)
 
+# %% ../../nbs/14_animal_data.ipynb #a09fb64c
 def fit(rule:str='delta',        # a family of `FAMILIES`
         ids=None,                # experiment ids (default: every expressible one)
         joint:bool=False,        # one parameter set for all experiments (else one per experiment, fitted side by side)
@@ -616,6 +627,7 @@ def ccnlab_design(groups:dict,   # {group: [trial, ...]}, a trial CCNLab's time 
         text.append(f"{n}: " + ' | '.join(f'{k}{tl}' for k, tl in runs))
     return ' ; '.join(text), names
 
+# %% ../../nbs/14_animal_data.ipynb #83c92935
 def timestep_values(design,                 # a design string (or `Design`) run in a fixed order, without probes: every step learns
                     rule:str='delta',       # a family of `FAMILIES`
                     beta:float=0.1,         # write rate on every step
@@ -638,7 +650,6 @@ def timestep_values(design,                 # a design string (or `Design`) run 
             lam[0, t:t + n, 0, 0] = us; t += n
         out[g] = recur(X, lam, rule=rule, beta=beta, gamma=gamma).pred[0, :, 0, 0]
     return out
-
 
 # %% ../../nbs/14_animal_data.ipynb #2745e5a6
 CCNLAB_STEPS = Path(__file__).parents[1]/'data'/'ccnlab_timesteps.json.gz' if '__file__' in globals() else Path('../pavlovattn/data/ccnlab_timesteps.json.gz')

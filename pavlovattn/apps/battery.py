@@ -59,6 +59,7 @@ def _contrast(e:Registered, i:int, out, closed, why:str, fam) -> dict:
     return dict(effect=eff, ci_low=eff - 1.96 * se, ci_high=eff + 1.96 * se, direction=obs, closed_form=cf, closed_form_error=err, note=note,
                 **{m: agrees(row.predicts(m), obs) for m in MODELS}, own_model=agrees(ph.expects(fam, i), obs))
 
+# %% ../../nbs/16_battery.ipynb #c387e2f6
 def _measured(e:Registered, fam, s:Setting) -> list:
     "One cell per contrast of a registered phenomenon on family `fam`: run once (its closed form once), every contrast read from that run."
     n, nan, none = len(e.phenomenon.contrasts), math.nan, {m: None for m in MODELS}
@@ -112,6 +113,7 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
                     threshold=THRESHOLD, tol=TOL)
     return df
 
+# %% ../../nbs/16_battery.ipynb #a5e3b50f
 def _progress(xs, on, name):
     "A tqdm bar over `xs` when asked for and installed, else `xs`."
     if not on: return xs
@@ -140,6 +142,7 @@ def plot_card(card:pd.DataFrame, # a `battery` result
     ax.set_title(f"battery card: {card.attrs.get('family', '')}", fontsize=9, pad=22)
     return ax
 
+# %% ../../nbs/16_battery.ipynb #391649e0
 def plot_cards(cards:dict,  # {family name: `battery` result}
                ax=None):
     "Cards side by side: a row per phenomenon, a column per family, colour = the effect scaled by the row's largest, symbol = its direction."
@@ -155,7 +158,6 @@ def plot_cards(cards:dict,  # {family name: `battery` result}
     ax.set_xticks(range(len(names)), names, fontsize=8, rotation=30, ha='left'); ax.xaxis.tick_top()
     ax.set_yticks(range(len(idx)), idx, fontsize=7)
     return ax
-
 
 # %% ../../nbs/16_battery.ipynb #f9f6e401
 from ..base.sweep import kind

@@ -88,6 +88,7 @@ class Reading(NamedTuple):
 
 def _l2(x, eps=1e-6): return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + eps)   # the layer's own L2 norm (fla's, eps 1e-6)
 
+# %% ../../nbs/18_pretrained.ipynb #08278972
 def _convert(a:dict, core, rule:str, retention:bool=False) -> Reading:
     "A recurrence call's arguments (q, k, v, g or gk, beta and the kernel's flags) as `recur` takes them: fp32; the q/k L2 norm, β sigmoid and gate that the kernel applies itself applied here; q scaled (dk^-1/2 unless the call gives a scale); key heads repeated per value head."
     if a.get('normalize'): raise ValueError("fla's LinearAttention with a normalised read-out (norm_feature_map=True) is not read: its cached state is (S, z), not one matrix")
@@ -108,7 +109,6 @@ def _convert(a:dict, core, rule:str, retention:bool=False) -> Reading:
         g = torch.log1p(-torch.exp2(-5.0 - torch.arange(v.shape[2], device=v.device, dtype=torch.float64))).float().expand(v.shape[:3])
     return Reading(q, k, v, beta, ones if g is None else g.float().exp(), core.float(), rule)
 
-
 # %% ../../nbs/18_pretrained.ipynb #c01435
 def _torch_path(fn):
     "`transformers`' own torch function under its kernel decorator (`inspect.unwrap`), keeping the decorator's filter of keywords: what runs on a CPU also where fla is installed, since `transformers` then binds fla's Triton kernels."
@@ -117,6 +117,7 @@ def _torch_path(fn):
     ok = inspect.signature(base).parameters
     return lambda *a, **kw: base(*a, **{n: x for n, x in kw.items() if n in ok})
 
+# %% ../../nbs/18_pretrained.ipynb #7ebe8252
 class reading:
     "Context manager: while open, every forward pass of `model` records, per linear-attention layer, what its recurrence consumed (`Reading`) in `.layers[name]`; a pass from the model's cache extends the layer's reading, if the cached state is the one that reading reaches."
     def __init__(self, model, layers:dict|None=None):
@@ -161,7 +162,6 @@ class reading:
         for h in self._hooks: h.remove()
         self._hooks = []
 
-
 # %% ../../nbs/18_pretrained.ipynb #c01535
 @torch.no_grad()
 def read_layers(model, input_ids:torch.Tensor,
@@ -205,6 +205,7 @@ class Prompt(NamedTuple):
     us: str
     cues: tuple       # ((letter, index of the character after the word), ...) for every cue word written before the probe
 
+# %% ../../nbs/18_pretrained.ipynb #811b6c7a
 def text_design(design:str,        # a design string with fixed trial orders and one probe per group, at its end (e.g. `probes.DESIGNS`)
                 n:int=20,          # sequences (each its own draw of nonce words and US word; shared by the groups: paired)
                 seed:int=0,
@@ -269,6 +270,7 @@ def us_logprob(model, tok, p:Prompt) -> float:
     ids, _, us = _encode(tok, p)
     return float(_logits(model, ids)[0].log_softmax(-1)[us])
 
+# %% ../../nbs/18_pretrained.ipynb #ef8d3d43
 @torch.no_grad()
 def us_logprobs(model, tok, prompts:list, batch:int=16) -> torch.Tensor:
     "`us_logprob` of many prompts `[len(prompts)]`, prompts of equal token length run together (up to `batch` at a time)."
@@ -384,6 +386,7 @@ def _head_phenomena() -> list:
     out.append(('spontaneous recovery', {'A': _one_cue_steps(battery.RETENTION)}, ('A', '#rest'), ('A', '#ext'), rw['spontaneous recovery']))
     return out
 
+# %% ../../nbs/18_pretrained.ipynb #9c94e7f0
 def head_battery(nums:dict) -> pd.DataFrame:
     "Per layer and head: its family, mean beta and gamma on the cues (gamma averaged over key channels for GLA), the overlap of cue keys A and B, and blocking, overshadowing, extinction and spontaneous recovery through the head's own recurrence (effect, s.e., direction, agreement with Rescorla–Wagner)."
     rows = []

@@ -102,6 +102,7 @@ def _by_kind(model, b:dict, kinds:dict, read) -> dict:
         out[li] = {k: tuple(mean(t, msk) for t in r) if isinstance(r, tuple) else mean(r, msk) for k, msk in kinds.items()}
     return out
 
+# %% ../../nbs/13_trained_probes.ipynb #10de63a6
 def _gates(m, x) -> tuple:
     "A mixer's write strength β and decay γ at each step, `[B,T]` each (mean over heads; None where the family has none)."
     beta = torch.sigmoid(m.b_proj(x)).mean(-1) if m.b_proj is not None else None
@@ -179,6 +180,7 @@ def _sized(v):
 
 def _design(name, m=0): return DESIGNS[name].replace('{m}(f)+ | ', f'{m}(f)+ | ' if m else '')
 
+# %% ../../nbs/13_trained_probes.ipynb #90b0940a
 def measure_model(model, n:int=500, seed:int=0, device='cpu') -> dict:
     "Per-model means of every probe score: s_acq, blocking (exp, ctrl, BI), overshadowing (comp, single, OI), recovery s_A(m), s_N(m), R(m)."
     c = lambda name, m=0: probe_scores(model, compile_design(_design(name, m), n=n, seed=seed, length=PROBE_LEN), device)
@@ -222,6 +224,7 @@ def _probe_check(o:dict) -> dict:
     need(abs(o['OI'] - (o['over_single'] - o['over_comp'])) <= 1e-9 * (1 + abs(o['OI'])), 'OI is not over_single - over_comp')
     return {**o, **{k: {int(m): v for m, v in o[k].items()} for k in ('s_A', 's_N', 'R')}}
 
+# %% ../../nbs/13_trained_probes.ipynb #3cbd7a70
 def _store(path, r:dict, kind:str='probes'):
     "Cache one model's probe results (strict JSON, atomically, with the code version of `kind`); results with a non-finite score are used but not cached (one line)."
     try: write_json(path, r, kind)
@@ -247,6 +250,7 @@ def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device=
         if bar is not None: bar.update(1); bar.set_postfix_str(f'{task}/{cfg.rule}/s{s} {met["source"]} ({met["seconds"]:.0f} s)')
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
 
+# %% ../../nbs/13_trained_probes.ipynb #9d8896c1
 def family_stats(res:dict) -> dict:
     "Protocol statistics for one family's `measure_family` result: s_acq, margin, BI, OI, R(m) (mean, s.e., CI, p-values)."
     per = res['per_seed']; col = lambda k: [p[k] for p in per]
@@ -277,6 +281,7 @@ def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:boo
     finally:
         if bar is not None: bar.close()
 
+# %% ../../nbs/13_trained_probes.ipynb #dae07ba2
 def cue_competition_verdict(stats:dict) -> Verdict:
     "The pre-registered check and the against-the-paper count for `trained-cue-competition`."
     ps, against, parts = {}, [], []
@@ -307,6 +312,8 @@ def recovery_verdict(stats:dict) -> Verdict:
     return Verdict('; '.join(parts), all(rej.values()), data)
 
 _CACHE = {}
+
+# %% ../../nbs/13_trained_probes.ipynb #181f1703
 def _stats(full, device):
     k = (full, str(device), trained_size())
     if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', progress=claim_progress())
@@ -359,6 +366,7 @@ def equivalence_power(s:dict, margin:float) -> dict:
     power = max(0.0, 2 * t_cdf(margin / se - q, df) - 1) if se > 0 else 1.0
     return dict(smallest_margin=smallest, power_at_margin=power, margin=margin)
 
+# %% ../../nbs/13_trained_probes.ipynb #76f5b0b2
 def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
     "Pre-registered: every (error-correcting, contiguity) pair shows the dissociation of index `key` (BI or OI) by difference."
     ec, co = [r for r in stats if _ec(r)], [r for r in stats if not _ec(r)]
@@ -377,6 +385,8 @@ def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
                    dict(pairs=pairs, pairs_against_paper=len(against), against=against, key=key))
 
 _ABL = {}
+
+# %% ../../nbs/13_trained_probes.ipynb #5cf4f088
 def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None, settings:dict|None=None) -> dict:
     "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`; `settings` replaces `ABLATION`), trained or loaded; one bar over all models, with ETA."
     A = settings or ABLATION; cells = list(cells or A['cells'])
@@ -404,6 +414,7 @@ def _ablation(full, device):
     if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', settings=st, progress=claim_progress())
     return _ABL[k]
 
+# %% ../../nbs/13_trained_probes.ipynb #cddfac4a
 _trained_claim('trained-blocking-dissociation',
        'the blocking dissociation after training, judged by difference: every error-correcting family blocks more than every contiguity family '
        '(formulated after the first result of trained-cue-competition)', source='paper C3 (trained-model half); criterion ours (trained-probes page)',
@@ -451,6 +462,7 @@ REBIND = dict(task='rebind', families=('hebbian', 'decay', 'delta', 'gated-delta
               pairs=8, conditions={'ctrl': (0, 1), '1:1': (1, 1), '3:1': (3, 1)}, margin=0.2, min_recall=0.5,
               train=dict(lr=1e-2, steps=300, target=0.97))
 
+# %% ../../nbs/13_trained_probes.ipynb #f50fb7b3
 def compile_rebind(old:int,                  # pairings of key A with its first value v_old (0: A is bound once, to v_new)
                    new:int=1,                # later pairings of A with v_new
                    task:TokenTask|None=None, # the token task whose format is used (default `TASKS['rebind']`)
@@ -502,6 +514,7 @@ def measure_rebind(model, n:int=500, seed:int=0, device='cpu', pairs:int=REBIND[
         out[name] = r
     return out
 
+# %% ../../nbs/13_trained_probes.ipynb #2c1a8a67
 def _rebind_check(conditions:dict):
     "The check of cached repeated-key results: every condition, each with its six measures; accuracies, probabilities and shares in [0, 1], W in [-1, 1]."
     def check(o):
@@ -527,6 +540,7 @@ def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], de
         per.append(r); tr.append(_trained(met))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr)
 
+# %% ../../nbs/13_trained_probes.ipynb #a3662651
 def summarize_rebind(res:dict, margin:float=REBIND['margin']) -> dict:
     "Statistics over seeds, per condition and measure (W with the margin), plus the training accuracy."
     per = res['per_seed']

@@ -45,6 +45,7 @@ def _dtype(dtype):
     if not isinstance(d, torch.dtype) or not d.is_floating_point: raise ValueError(f'unknown floating dtype {dtype!r}; use float64 or float32')
     return d
 
+# %% ../../nbs/01_designs.ipynb #1bc85809
 def cue_keys(cues,                  # cue names, e.g. ['A', 'B', 'ctx'] (or a design's `.cues`)
              keys:str='onehot',     # 'onehot' | 'random'
              dk:int|None=None,      # key dimension (default: the number of cues)
@@ -121,6 +122,7 @@ def _step_values(tt, us, lam:float, rates:dict) -> tuple:
     if not _present(tt, us): return 0., rates['-']
     return (lam if tt.lam is None else tt.lam) * tt.magnitude, (rates['+'] if tt.beta is None else tt.beta) * tt.rate
 
+# %% ../../nbs/01_designs.ipynb #e6cbc513
 class Inputs(NamedTuple):
     "A group compiled for `recur` and `summarize`: one row per step of `group.trial_types` (the index form); a trial order `[S, T]` of rows gathers them into per-step tensors."
     rows: list             # the rows' indices in `group.trial_types`
@@ -134,6 +136,7 @@ class Inputs(NamedTuple):
     gamma: torch.Tensor    # [N, heads] decays
     scale: torch.Tensor    # [N] the factor each key was scaled by (`normalize`; else 1)
 
+# %% ../../nbs/01_designs.ipynb #f28c7e8f
 def compile_group(group,                # a parsed `Group`
                   cues,                 # the cue names: the columns of `X` (every stimulus, with associations='all')
                   keys:dict|None=None,  # {cue: key `[dk]`} (default: one-hot over `cues`)
@@ -169,6 +172,7 @@ def compile_group(group,                # a parsed `Group`
                    f([[float(gamma)] * len(names) for _ in steps]))
     return Inputs(rows, steps, probe, f([[float(c in P) for c in cues] for P in present]), r['k'], r['q'], r['v'], r['beta'], r['gamma'], sc)
 
+# %% ../../nbs/01_designs.ipynb #b82be76f
 def written_order(group) -> list:
     "The rows of a group's steps in the written order: phase after phase, each trial type `count` times, a trial's steps one after the other (`!` not shuffled)."
     out, i = [], 0
@@ -194,6 +198,7 @@ def _heads(d, lam, beta, names=None) -> tuple:
     lams = per(lam, 'lam', lambda v: float(v) if not isinstance(v, bool) else float('nan'))
     return names, lams, per(beta, 'beta', _rates)
 
+# %% ../../nbs/01_designs.ipynb #a74c4da6
 def _check_rates(d, inputs, fam, allow_unstable=False, stacklevel=3):
     "Refuse a delta write that is unstable on some trial type, naming the trial type, group and phase; with `allow_unstable`, warn instead (at `stacklevel`). `inputs`: each group's compiled `Inputs`."
     bound = fam.rate_bound
@@ -222,6 +227,7 @@ def _check_algorithm(rule, algorithm):
     if algorithm != 'auto' and algorithm not in ok:
         raise ValueError(f"algorithm {algorithm!r} cannot simulate the {rule} family; valid: auto, {', '.join(ok)}")
 
+# %% ../../nbs/01_designs.ipynb #b1c41032
 def _trace_algorithm(algorithm) -> str:
     "The algorithm of a per-step pass: the one asked for, unless it computes only summaries (then 'auto')."
     return algorithm if algorithm == 'auto' or algorithm not in ALGORITHMS or ALGORITHMS[algorithm].result == 'trace' else 'auto'   # a family's own form: a trace
@@ -251,6 +257,7 @@ def expected_absent(x, # `[..., T, n_cues]` 0/1 cue indicators per trial
         co |= xt[..., :, None] & xt[..., None, :]
     return out.to(x.dtype if x.is_floating_point() else torch.float64)
 
+# %% ../../nbs/01_designs.ipynb #a3f8d87b
 def vhw_keys(x,                    # `[..., T, n_cues]` 0/1 cue indicators per trial
              cue_keys:torch.Tensor, # `[n_cues, dk]` one key per cue
              omega:float=0.5,      # |negative rate| of an expected-but-absent cue, relative to a present one
@@ -279,6 +286,7 @@ def _heads_last(x):
     "Predictions `[S, N, heads]`, `[S, N]` when there is one head."
     return x[..., 0] if x.shape[-1] == 1 else x
 
+# %% ../../nbs/01_designs.ipynb #09541c77
 def _block_steps(fam, o, inp, Kc, per_subject, algorithm, omega) -> dict:
     "`_block` for a family whose inputs depend on the trial history: every subject's steps gathered from the compiled rows (the probe rule applied there: `probe_rule`, `probe_read`), one `recur` call (the reference loop). Write keys: expected-but-absent cues at `-omega` (`vhw_keys`), scaled as the read key."
     ix = o.to(inp.k.device).long(); S, T = ix.shape; N, H = inp.v.shape; dk = inp.k.shape[-1]
@@ -308,6 +316,7 @@ _all_ = ['SizeError']
 
 MAX_SUBJECT_TRIALS = 10**12       # subjects x trials of one run (beyond it a run takes days)
 
+# %% ../../nbs/01_designs.ipynb #f9b85307
 def _compiled(rule, dtype, device, algorithm) -> bool:
     "Whether `summarize` will most likely run a big block on its compiled kernel, `'numba'` (a block's working memory is then a few rows per subject)."
     return (algorithm in ('auto', 'numba') and ALGORITHMS['numba'].unavailable(device) is None and dtype == torch.float64
@@ -321,7 +330,7 @@ def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=F
     if per_subject: b += 8 * x * T * (2 * dk + C + 4)             # the per-step pass that keeps every read-out
     return b
 
-
+# %% ../../nbs/01_designs.ipynb #68f7058b
 def memory_estimate(design,                # a design string or `Design`
                     subjects:int=1, dk:int|None=None, keys:str='onehot', rule:str='delta', per_subject:bool=False,
                     dtype=torch.float64, device='cpu', algorithm:str='auto',
@@ -347,6 +356,7 @@ def memory_estimate(design,                # a design string or `Design`
 
 _available_bytes, _size = available_bytes, human_bytes   # the real limit (RLIMIT_AS, cgroups, MemAvailable, CUDA free): core.available_bytes
 
+# %% ../../nbs/01_designs.ipynb #3f1cce4a
 def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, associations=None):
     "Refuse a run whose work or memory is beyond this machine (`SizeError`, with the estimate), before anything is allocated."
     st = subjects * sum(g.n for g in d.groups)
@@ -400,6 +410,7 @@ def _associations(d, associations) -> str:
         raise ValueError("associations='all' learns calmr's stimulus-to-stimulus associations: it reads designs with dialect='calmr'")
     return associations
 
+# %% ../../nbs/01_designs.ipynb #df723cbf
 def _distinct_steps(g, assoc:str) -> tuple:
     "(first step of each distinct step, `[steps]` its distinct step): steps that learn alike (same cues, same outcomes) are one trial type of the tables, so memory grows with the distinct ones, not with the written trials; every probe stays its own (it is reported on its own)."
     tts = g.trial_types
@@ -421,6 +432,7 @@ def _relabel(o, lut):
     for a in range(0, o.shape[0], step): out[a:a + step] = lut.to(o.device)[o[a:a + step].long()]
     return out
 
+# %% ../../nbs/01_designs.ipynb #72b3bd86
 def _unreported(d, limit:int=4) -> tuple:
     "The stimulus-to-stimulus associations calmr's RW1972 learns in a calmr design that a cue -> US run does not report: (how many, the first few as 'A->B')."
     us, seen = set(d.outcomes) | {'US'}, {}
@@ -432,6 +444,7 @@ def _unreported(d, limit:int=4) -> tuple:
                     if i != j and (j not in us or i in us): seen.setdefault(f'{i}->{j}', None)
     return len(seen), tuple(seen)[:limit]
 
+# %% ../../nbs/01_designs.ipynb #a3b0f794
 def simulate(design,                  # a design string or a parsed `Design`
              rule='delta',            # a family: a name of `FAMILIES`, a `Family`, or a file or module defining one
              beta=0.1,                # write rate (0 on probes); or {'+': rate on + trials, '-': rate on - trials}; with named USs also {US name: rate or {'+': ..., '-': ...}}
@@ -468,6 +481,7 @@ def simulate(design,                  # a design string or a parsed `Design`
     return Result(run.d, run.rule, params, run.cues if run.names == (None,) else tuple(f'{c}:{u}' for c in run.cues for u in run.names), runs,
                   outcomes=run.names if run.assoc == 'all' else None, notes=notes)
 
+# %% ../../nbs/01_designs.ipynb #4e56c4b0
 def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, normalize, subjects, seed, dtype, device, tau,
               miniblocks, dialect, per_subject, algorithm, allow_unstable, sampling, rng, omega, orders, associations) -> SimpleNamespace:
     "`simulate`'s arguments checked, in the order it has always checked them (the design and its options, the family's own parameters, the values per US, then the device and the run's size), and made canonical: the run."
@@ -492,6 +506,7 @@ def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, norma
                            normalize=normalize, device=device, tau=tau, dialect=dialect, per_subject=per_subject, algorithm=algorithm,
                            allow_unstable=allow_unstable, sampling=sampling, rng=rng, orders=orders)
 
+# %% ../../nbs/01_designs.ipynb #15849d6f
 def _family_values(fam, gamma, omega) -> tuple:
     "(gamma, omega) of a run of family `fam`: its default where not given; a γ (≠ 1) or ω it lacks refused, naming the families that have one; γ in [0, 1], ω >= 0."
     if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
@@ -517,6 +532,7 @@ def _all_stimuli(d, fam, assoc) -> tuple|None:
                           "nothing to learn (calmr: 'too simple to run')")
     return stimuli
 
+# %% ../../nbs/01_designs.ipynb #9f51fab8
 def _compile(run) -> tuple:
     "The cue keys `[C, dk]` (the run's dtype and device), and per group its rows (`compile_group`: the distinct steps, or every step with `per_subject`) with each step's row (`lut`, None: the identity); an unstable write refused (`_check_rates`)."
     kd = cue_keys(run.cues, keys=run.keys, dk=run.dk, overlap=run.overlap, salience=run.salience, seed=run.seed, dtype=torch.float64)
@@ -543,6 +559,7 @@ def _params(run, dk:int) -> dict:
     if run.assoc == 'all': p['associations'] = 'all'
     return p
 
+# %% ../../nbs/01_designs.ipynb #5566954d
 def _run(run, Kc, groups, params) -> dict:
     "Every group's subjects through its compiled rows: `Result.runs`. The orders are drawn per block of subjects (`_run_orders`), or once (rng='torch'), or given."
     drawn = _torch_orders(run.d, run.seed, run.subjects, run.sampling) if run.rng == 'torch' else {}     # one stream through all groups: drawn once
@@ -557,6 +574,7 @@ def _on(inp, dtype, device):
     return inp._replace(**{n: getattr(inp, n).to(device=device, dtype=dtype if getattr(inp, n).is_floating_point() else None)
                            for n in ('probe', 'X', 'k', 'q', 'v', 'beta', 'gamma', 'scale') if getattr(inp, n) is not None})
 
+# %% ../../nbs/01_designs.ipynb #a0645827
 def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
     "One group's subjects in blocks of bounded memory (`_blocks`), each block one `_block`, the blocks' means and sds merged (`_merge`): its `Result.runs` entry."
     (C, dk), H, inp = Kc.shape, len(run.names), _on(inp, run.dtype, run.device)
@@ -583,6 +601,7 @@ def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
                    V=torch.cat([Kc.new_zeros(run.subjects, 1, C * H).cpu(), torch.cat([x['V'] for x in keep])], 1))
     return res
 
+# %% ../../nbs/01_designs.ipynb #21dc0b6b
 def _notes(d, assoc) -> tuple:
     "What a run of `d` answers only in part, or differently from calmr (`PartialWarning`, `Result.notes`)."
     notes = ()
@@ -665,6 +684,7 @@ def refuse_unmodelled(d,                  # a parsed `Design`
                 if (tt.timeline or len(tt.steps) > 1):
                     raise ValueError(f"group {g.name!r}, phase {pi}: trial {tt.label} is timed or has calmr periods: {what} runs one step per trial")
 
+# %% ../../nbs/01_designs.ipynb #e7311ca6
 def design_blocks(design,              # a design string or `Design` with no randomised phase
                   dialect:str='native',
                  ) -> dict:            # {group: [(n, cues, US or None), ...]}; None marks a probe
@@ -689,6 +709,7 @@ def design_blocks(design,              # a design string or `Design` with no ran
         out[g.name] = blocks
     return out
 
+# %% ../../nbs/01_designs.ipynb #eee1b4ea
 def closed_form(design,                # a design string or `Design` with no randomised phase
                 rule='delta',          # a family (name, `Family` or file)
                 beta:float=0.1,        # write rate on every trial (softmax: write weight)

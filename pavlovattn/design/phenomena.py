@@ -39,6 +39,7 @@ class Phenomenon(NamedTuple):
         p = self.predicted.get(getattr(fam, 'model', None))
         return None if p is None else p[i]
 
+# %% ../../nbs/01b_phenomena.ipynb #eecda170
 def direction(effect:float,      # an effect: mean x - mean y
               se:float=0.0,      # its standard error (randomised runs)
               exact:bool=True,   # a deterministic run (signs at 1e-9) or a randomised one (0.05 with the 95% CI off 0)
@@ -133,6 +134,7 @@ def register(phenomenon:Phenomenon,     # the record: design, contrasts, predict
     for fn in list(_WATCHERS): fn(e)
     return e
 
+# %% ../../nbs/01b_phenomena.ipynb #f6214d0b
 def registered(protocol:str|None=None) -> dict:
     "Every registered phenomenon, {id: Registered}, after importing every module of the package (`registry.discover`): in the order of the pages, then of registration; only those of `protocol` if given."
     if not _FOUND: discover(); _FOUND.append(True)      # once: a module imported later registers its own as it is imported

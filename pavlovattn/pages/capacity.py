@@ -44,6 +44,7 @@ CRITERIA = {'accurate': ('eps2', 'le'), 'accurate-q': ('q', 'ge'), 'identificati
 
 def _small() -> bool: return bool(os.environ.get('IN_TEST'))
 
+# %% ../../nbs/07_capacity.ipynb #5e9b1456
 def criterion_line(criterion:str,           # a key of `CRITERIA`
                    rule:str='hebbian',      # a key of `PROTOCOL['rules']`
                    keys:str|None=None,      # key distribution (default: the protocol's)
@@ -236,6 +237,7 @@ def draw_stat(mem:PairMemory,   # the pairs and their states
     if criterion == 'accurate-q': return (err <= PROTOCOL['accurate-q']['eps2']).to(r.dtype).mean(-1)
     raise ValueError(f"unknown criterion {criterion!r}; valid: {', '.join(CRITERIA)}")
 
+# %% ../../nbs/07_capacity.ipynb #2abf52ff
 def _passes(x, criterion):
     key, sense = CRITERIA[criterion]; thr = PROTOCOL[criterion][key]
     return x <= thr if sense == 'le' else x >= thr
@@ -277,6 +279,7 @@ def capacity(d:int,                      # d_k = d_v
     res['crossing'] = float(_crossing(res, torch.arange(draws)[None])[0])
     return res
 
+# %% ../../nbs/07_capacity.ipynb #b405ed19
 def _crossing(res:dict, idx:torch.Tensor) -> torch.Tensor:
     "Crossing N~* of each resample `idx` `[B, draws]` of the draws: linear interpolation of the mean criterion between the last passing and the first failing evaluated N (at least 1)."
     ns = torch.tensor(res['n'], dtype=torch.float64)
@@ -291,6 +294,7 @@ def _crossing(res:dict, idx:torch.Tensor) -> torch.Tensor:
     n = torch.where(f > 0, n0 + t * (n1 - n0), torch.ones_like(n0))     # N = 1 failing: N~* = 1 (the convention N* >= 1)
     return torch.where(fail.any(1), n, ns[-1])
 
+# %% ../../nbs/07_capacity.ipynb #1407be29
 def fit_exponent(results:list,           # `capacity` results, one per d
                  B:int|None=None,        # bootstrap resamples (default: the protocol's; 200 under test)
                  seed:int=0,
@@ -309,6 +313,7 @@ def fit_exponent(results:list,           # `capacity` results, one per d
     return {'slope': slope, 'ci': [lo, hi], 'intercept': float(y.mean() - slope * x.mean()), 'boot': sb,
             'd': [r['d'] for r in results], 'n_star': [r['n_star'] for r in results], 'crossing': [r['crossing'] for r in results]}
 
+# %% ../../nbs/07_capacity.ipynb #f20e595b
 def sweep(criterion:str='accurate',      # a key of `CRITERIA`
           rule:str='hebbian',            # a key of `PROTOCOL['rules']`
           keys:str='sphere',             # key distribution
@@ -378,6 +383,7 @@ def _claim_worst(full=False, device='cpu'):
     return Verdict(_slope_line(fit, s_fg, PAPER['worst']) + f"; bound (not judged): {wc['violations']} violations in {wc['items']} items",
                    _in(s_fg, fit['ci']), {**_fit_data(fit, 'worst', full, 'worst'), **wc, 'theory_finite_grid': s_fg})
 
+# %% ../../nbs/07_capacity.ipynb #063c1037
 @claim('capacity-average-case', 'average case: E|r - v|^2 = (N-1)/d_k; N* for mean relative MSE <= eps^2 follows 1 + eps^2 d_k',
        source='paper v1 (C7); derived here',
        expected='all |z| < 4 for E|r-v|^2 vs (N-1)/d (12 settings, 256 draws) and |N* - floor(1 + 0.3 d)| <= 1 at every d',
@@ -403,6 +409,7 @@ def _claim_exp_accurate(full=False, device='cpu'):
     return Verdict(_slope_line(fit, s_fg, PAPER['accurate']), _in(s_fg, fit['ci']),
                    {**_fit_data(fit, 'accurate', full, 'accurate'), 'theory_finite_grid': s_fg, 'covers_paper': _in(PAPER['accurate'], fit['ci'])})
 
+# %% ../../nbs/07_capacity.ipynb #20e82a0a
 @claim('capacity-exponent-identification', 'identification capacity exponent of linear attention (paper: 1.89; theory: near-quadratic, below 2)',
        source='paper C4; protocol ours',
        expected="the slope's 95% CI contains s_fg, the finite-grid slope of the leading-order theory d^2/(4 ln N*) (1.67 on the CPU grid)",

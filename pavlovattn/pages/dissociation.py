@@ -45,6 +45,7 @@ def _dissociation_row(name, fams, subjects, seed, device, threshold):
         row[f] = dict(effect=eff, se=se, present=bool(eff > threshold and eff - 1.96 * se > 0))
     return row
 
+# %% ../../nbs/04b_dissociation.ipynb #af656af1
 def expected_presence(name:str, family:str):
     "Theory's expectation for a cell (True/False) from the conditioning model the family says it is: error correction (the row's expectation), contiguity (absent, paper C3); None where theory states none (exemplar memories)."
     p = PHENOMENA[name].expects(families.family(family))
@@ -84,6 +85,7 @@ def ci_above_zero(cell:dict) -> bool:
     "The second criterion (formulated after the first result): the effect's 95% interval lies above 0, whatever its size."
     return cell['effect'] - 1.96 * cell['se'] > 0
 
+# %% ../../nbs/04b_dissociation.ipynb #9d7104d5
 @claim('cue-competition-ci-above-zero',
        'FORMULATED AFTER THE FIRST RESULT (beside cue-competition-dissociation, not instead of it): every error-correcting family '
        f"(delta, gated-delta with gamma = {PROTOCOL_GAMMA['gated-delta']}) shows each competition effect with its 95% CI above 0, and no contiguity family "

@@ -38,6 +38,7 @@ def _steps(x, shape, like):
     "Broadcast `x` (number or tensor) to `shape` on `like`'s dtype and device."
     return torch.as_tensor(x, dtype=like.dtype, device=like.device).expand(shape)
 
+# %% ../../nbs/05_spontaneous_recovery.ipynb #763b13c8
 def recovery_inputs(kA,                 # key of the trained cue A, `[dk]` or `[B,dk]`
                     ret_k:torch.Tensor, # retention keys `[B,R,dk]`
                     n_acq=20,           # acquisition trials A+ (int or `[B]`)
@@ -132,6 +133,7 @@ def orthogonal_keys(kA:torch.Tensor, # `[B,dk]` keys to be orthogonal to
     c = torch.randn(B, n, dk - 1, generator=generator, dtype=kA.dtype).to(kA.device)
     return torch.einsum('bnj,bdj->bnd', c, Q) / math.sqrt(dk - 1)
 
+# %% ../../nbs/05_spontaneous_recovery.ipynb #d43b5d81
 def random_recovery(rule:str,           # one of the scalar-gated families (or `channel-gate`, run with equal gates)
                     B:int=256,          # experiments, all in one `recur` call
                     dk:int=6,           # key size
@@ -161,6 +163,7 @@ def random_recovery(rule:str,           # one of the scalar-gated families (or `
     if res.factor is not None and res.factor.dim() == 2: res = res._replace(factor=res.factor[:, 0])   # equal gates per feature: one factor per experiment
     return res
 
+# %% ../../nbs/05_spontaneous_recovery.ipynb #dc3fb06c
 NO_RECOVERY_TESTED = ('hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate')   # no-spontaneous-recovery's tested set, fixed before measuring
 
 def check_no_recovery(rules=NO_RECOVERY_TESTED, # families (channel-gate with equal gates)
@@ -322,6 +325,7 @@ def _claim_channel_gate(full=False, device='cpu'):
     return Verdict(f"r_ext = {ce['r_ext']:.4f} -> r_test = {ce['r_test']:.4f} (peak {ce['r_peak']:.4f}); closed-form error {ce['closed_form_err']:.1e}",
                    ok, {k: ce[k] for k in ('r_acq', 'r_ext', 'r_test', 'r_peak', 'closed_form_err')})
 
+# %% ../../nbs/05_spontaneous_recovery.ipynb #e461a02d
 @claim('recovery-overshoot-toward-zero',
        'with beta|k_A|^2 in (1, 2) and an odd number of extinction trials, r_ext < 0 and a decaying family lifts the read-out toward 0, never past it',
        source='derived here', expected='r_ext < r_test <= 0 and r_test = prod(gamma) r_ext to 1e-12 (float64)', exact=True)
