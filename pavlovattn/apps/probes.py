@@ -16,12 +16,12 @@ from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, t
 from ..base.cache import CacheError, code_kind, entry, legacy_json, migrator, read_json, write_json, need, finite, note, KINDS
 
 # %% auto #0
-__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND',
-           'compile_design', 'probe_scores', 'read_gates', 't_cdf', 't_ppf', 'seed_stats', 'holm', 'trained_size',
-           'measure_model', 'measure_family', 'family_stats', 'run_families', 'cue_competition_verdict',
-           'recovery_verdict', 'diff_stats', 'equivalence_power', 'dissociation_verdict', 'run_ablation',
-           'without_conv_verdict', 'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind',
-           'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
+__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'TESTED', 'TESTED_FULL', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'ABLATION',
+           'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design', 'probe_scores', 'read_gates', 't_cdf', 't_ppf',
+           'seed_stats', 'holm', 'trained_size', 'measure_model', 'measure_family', 'family_stats', 'run_families',
+           'cue_competition_verdict', 'recovery_verdict', 'diff_stats', 'equivalence_power', 'dissociation_verdict',
+           'run_ablation', 'without_conv_verdict', 'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores',
+           'measure_rebind', 'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
 
 # %% ../../nbs/13_trained_probes.ipynb #99e3da57
 from ..base.registry import claim, claim_progress, Verdict, Paper
@@ -159,9 +159,11 @@ DESIGNS = dict(
     recovery='A: 6A+ | 4A- | {m}(f)+ | #A ; N: 6A+ | 4A- | {m}(f)+ | #N')
 INTERVALS = (0, 4, 8, 16)
 PROBE_LEN = 32
-DEFAULT = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=500,
+TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')                   # the trained claims' tested families, fixed before measuring
+TESTED_FULL = ('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla')   # ... at the GPU size (reproduce --full)
+DEFAULT = dict(families=TESTED, seeds=tuple(range(5)), n=500,
                train=dict(steps=600, target=0.95), sweep=dict(lrs=(3e-3, 1e-2), steps=150))
-FULL = dict(families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(10)), n=1000,
+FULL = dict(families=TESTED_FULL, seeds=tuple(range(10)), n=1000,
             train=dict(steps=3000, target=0.98, d_model=128), sweep=dict(lrs=(3e-4, 1e-3, 3e-3, 1e-2), steps=500))
 
 QUICK = dict(DEFAULT, seeds=(0, 1, 2), n=200, train=dict(steps=150, target=0.95, d_model=32), sweep=dict(lrs=(1e-2,), steps=50))
@@ -342,7 +344,7 @@ _trained_claim('trained-no-spontaneous-recovery',
        verdict=recovery_verdict, name='_claim_trained_no_recovery')
 
 # %% ../../nbs/13_trained_probes.ipynb #ab30a002
-ABLATION = dict(families=('hebbian', 'decay', 'delta', 'gated-delta'), seeds=tuple(range(5)), n=300,
+ABLATION = dict(families=TESTED, seeds=tuple(range(5)), n=300,
                 conv=(4, 0), out_norm=(True, False), single=((4, True), (0, False)),   # all four cells with compounds; two without
                 train=dict(lr=1e-2, steps=300, target=0.95))        # d_model 64, 2 layers, 2 heads, batch 32: TrainConfig's defaults
 ABLATION['cells'] = tuple(('vector', c, o) for c in ABLATION['conv'] for o in ABLATION['out_norm']) + tuple(('vector-single', c, o) for c, o in ABLATION['single'])
@@ -458,7 +460,7 @@ def read_writes(model, b:dict, kinds:dict) -> dict:
     return _by_kind(model, b, kinds, written)
 
 # %% ../../nbs/13_trained_probes.ipynb #f32b2fc8
-REBIND = dict(task='rebind', families=('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla'), seeds=tuple(range(5)), n=500,
+REBIND = dict(task='rebind', families=TESTED_FULL, seeds=tuple(range(5)), n=500,
               pairs=8, conditions={'ctrl': (0, 1), '1:1': (1, 1), '3:1': (3, 1)}, margin=0.2, min_recall=0.5,
               train=dict(lr=1e-2, steps=300, target=0.97))
 
