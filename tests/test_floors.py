@@ -100,3 +100,12 @@ def test_old_paths_are_the_same_module_objects():
     from pavlovattn.designs import simulate
     from pavlovattn.design.designs import simulate as s2
     assert simulate is s2
+
+
+def test_export_cells_are_small():
+    "Sizes (issue 45): no export cell of any page over 80 lines (the pages are read as tutorials: a definition, prose, a small test)."
+    import json
+    big = [(p.name, n) for p in sorted((PKG.parent / 'nbs').glob('*.ipynb'))
+           for c in json.loads(p.read_text())['cells'] if c['cell_type'] == 'code'
+           for n in [len(''.join(c['source']).splitlines())] if ''.join(c['source']).startswith('#| export') and n > 80]
+    assert not big, big

@@ -194,6 +194,7 @@ def _affine(x, y) -> tuple:
     b = torch.where(var > 1e-12 * (1 + (x * x).sum()), torch.relu((xc * yc).sum()) / var.clamp_min(1e-300), torch.zeros_like(var))
     return y.mean() - b * x.mean(), b
 
+# %% ../../nbs/14_animal_data.ipynb #ab1c94be
 def _logistic(x, y, lo:float, hi:float, iters:int=60) -> tuple:
     "Least squares lo + (hi - lo)·σ(a + b·x) with b >= 0, by projected Levenberg–Marquardt from two starts (the logit-scale affine fit, and the flat map); (a, b) as constants."
     x, u = x.detach(), ((y - lo) / (hi - lo)).detach()
@@ -253,6 +254,7 @@ def pearson(x, y) -> float|None:
 
 R_MIN_POINTS = 4   # an experiment's Pearson r is shown, with its interval, only from this many data points (the Fisher z interval needs n - 3 > 0)
 
+# %% ../../nbs/14_animal_data.ipynb #a8b702d8
 def r_interval(r:float,          # a Pearson r
                n:int,            # the number of points it was computed from (at least `R_MIN_POINTS`)
                level:float=0.95,
@@ -370,6 +372,7 @@ def bootstrap(M,                 # `[E, F]` per-experiment scores (array or Data
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return A.mean(0), lo, hi
 
+# %% ../../nbs/14_animal_data.ipynb #dcd5b311
 def summarize(results:dict,      # family -> result (`score`, `fit`, `cross_validate`)
               n:int=10_000, seed:int=0, level:float=0.95,
              ) -> 'pd.DataFrame':
@@ -395,6 +398,7 @@ def same_at_defaults(batch:Batch, rules=None, tol:float=1e-12) -> list:
         else: groups.append([r])
     return groups
 
+# %% ../../nbs/14_animal_data.ipynb #473899c2
 def compare(M,                   # `[E, F]` per-experiment scores (DataFrame: families as columns)
             n:int=10_000, seed:int=0, level:float=0.95,
            ) -> dict:

@@ -36,6 +36,7 @@ def rows() -> list:
 
 _PROTOCOL = {'N_ACQ': ('extinction', 'n_acq'), 'N_EXT': ('extinction', 'n_ext'), 'RETENTION': ('spontaneous-recovery', 'retention')}
 
+# %% ../../nbs/16_battery.ipynb #ba94a494
 def __getattr__(name:str):
     "`ROWS` (= `rows()`) and the one-key protocol's `N_ACQ`, `N_EXT`, `RETENTION` (the options its pages registered it with), looked up when asked: names the pretrained page reads."
     if name == 'ROWS': return rows()

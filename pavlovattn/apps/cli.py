@@ -58,6 +58,7 @@ def _number(kind=float, lo=None, hi=None, lo_open=False, hi_open=False, name='va
 
 _SEED = dict(kind=int, lo=-2**63, hi=2**63 - 1, name='seed')
 
+# %% ../../nbs/10_cli.ipynb #3420f5cb
 # The names the commands accept. They are defined in modules that import torch (a second or more, twenty on a loaded
 # machine), so they are listed here too: `--help` names them and a misspelt one is refused without loading torch. A test
 # on this page checks each list against the library's own.
@@ -74,6 +75,7 @@ FORMATS = ('table', 'json', 'csv')
 DTYPES = ('float64', 'float32')
 _RUN_RULE = 'delta'   # run's default family: the delta rule, the one --all-outcomes (pyndl's learner) runs
 
+# %% ../../nbs/10_cli.ipynb #3589928d
 def _run_args(p):
     p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
@@ -138,6 +140,7 @@ def _family_arg(cmd, rule, valid, more=''):
         if not os.path.isfile(src): raise UsageError(f"{cmd}: cannot load a family from {src}: no such file")
     elif ':' not in rule and rule not in valid: raise UsageError(f"{cmd}: unknown rule {rule!r}; valid rules: {', '.join(valid)}{more}")
 
+# %% ../../nbs/10_cli.ipynb #5304499f
 def _must_exist(flag, path, more=': No such file or directory'):
     "An input file that is not there, refused before torch is imported (the readers still say what is wrong with one that is)."
     if path is not None and not os.path.exists(path): raise UsageError(f'pavlovattn run: cannot read {flag} {path}{more}')
@@ -152,6 +155,7 @@ def _check_table_size(d, what='the csv table of this run'):
     if need > have: raise dz.SizeError(f'{what} needs about {dz._size(need)} of memory, more than the {dz._size(have)} '
                                        'available; --format json or table print only the probes and final strengths')
 
+# %% ../../nbs/10_cli.ipynb #22364c68
 def _print_table(res):
     p = res.params
     probes, strengths = res.probes, res.strengths                # built once: printing is linear in the number of groups
@@ -429,6 +433,7 @@ TRAINED_COST = ('170 small models from an empty cache: about 1-1.5 h on one idle
 
 def _minutes(s:float) -> str: return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
 
+# %% ../../nbs/10_cli.ipynb #129fe584
 def _tier_plan(claims, ids, tier) -> str:
     "The line printed before a run: what it runs, its measured cost, and what the other tiers add."
     cost = _costs(); sec = cost['seconds']
@@ -513,6 +518,7 @@ def _write_json(path, rows, cmd='reproduce'):
 def _umask() -> int:
     m = os.umask(0); os.umask(m); return m
 
+# %% ../../nbs/10_cli.ipynb #643f4cd8
 def _check_device(device, cmd='reproduce', dtype='float64'):
     "Refuse a device that cannot run anything here (unknown, meta tensors, CUDA without a GPU, a dtype it lacks) with one line."
     torch = _mod('torch')
@@ -547,6 +553,7 @@ def _animal_args(p, fitting=False):
 # %% ../../nbs/10_cli.ipynb #9a3ef199
 CEILINGS = dict(steps=5_000, restarts=50, subjects=1_000)   # what score and fit run without --no-ceiling
 
+# %% ../../nbs/10_cli.ipynb #59981de2
 def _animal(a, cmd) -> int:
     "`pavlovattn score` / `pavlovattn fit`: the families against the animal data (see the animal-data page)."
     for name, x, valid in (('rule', a.rule, _NAMES['page rule']),       # the families the animal-data page takes through
@@ -778,6 +785,7 @@ def main(argv=None) -> int:
         cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')    # the size estimate fell short
         print(_one_line(f"{cmd}: out of memory ({e or 'MemoryError'}); use fewer subjects, trials or a smaller --dk"), file=sys.stderr); return 2
 
+# %% ../../nbs/10_cli.ipynb #193105b1
 def _out_of_memory(e) -> bool:
     "A `MemoryError`, torch's CUDA out-of-memory error, or torch's CPU one (a RuntimeError from its allocator; torch is only asked when a command has imported it)."
     torch = sys.modules.get('torch')

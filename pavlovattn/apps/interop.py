@@ -51,6 +51,7 @@ class _Lines:
             if len(line) > LINE_LIMIT: raise DesignError(f'{self.path}, line {n}: longer than {LINE_LIMIT >> 20} M characters; is it a text file?')
             yield line
 
+# %% ../../nbs/15_interop.ipynb #d66d1578
 def _open_text(path, mode='rt'):
     "A text file for reading (`_Lines`: gzip or plain by its first two bytes, bounded) or writing (gzip-compressed when the name ends in `.gz`)."
     if 'r' in mode: return _Lines(path)
@@ -84,6 +85,7 @@ def _fields(line:str, where:str) -> list:
         if m[3] == '': return out
         i = m.end()
 
+# %% ../../nbs/15_interop.ipynb #49953c60
 def _read_rows(path) -> tuple:
     "The header and rows of a CSV file written by R's write.csv (with or without its row-name column)."
     with _Lines(path, 'utf-8-sig') as f: lines = [l.rstrip('\r\n') for l in f]
@@ -377,6 +379,7 @@ def _pyndl_cue(tok:str, where:str, rename) -> str:
                           else f'{where}: empty cue name (two "_" in a row, or no cues)')
     return name if len(name) == 1 and 'A' <= name <= 'Z' else f'({name})'
 
+# %% ../../nbs/15_interop.ipynb #ea7191e1
 def _pyndl_events(path):
     "The events of a pyndl event file one at a time, `(cues, outcomes, frequency, line)`: the one parser behind `read_pyndl_events`, `read_pyndl` and `learn_pyndl`."
     with _open_text(path) as f:
@@ -536,6 +539,7 @@ CALMR_RESULT_COLUMNS = ('group', 'phase', 'trial_type', 'trial', 'block_size', '
 
 def _calmr_label(t) -> str: return _trial_calmr(t).lstrip('0123456789')       # calmr's trial name: `AB(US)`, `#A`, `N>(US)`
 
+# %% ../../nbs/15_interop.ipynb #00a71f62
 def calmr_results(res,                # a `Result` of `simulate`
                   phases=None,        # phase names (default P1, P2, ...; e.g. the names `read_calmr(..., names=True)` returns)
                  ):                   # a DataFrame with calmr's columns: group, phase, trial_type, trial, block_size, s1, s2, value, model

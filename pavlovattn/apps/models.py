@@ -28,6 +28,7 @@ def _power_slots(n_slots:int, n:int, alpha:float, gen, batch:int=1) -> torch.Ten
     w = (torch.arange(n_slots, dtype=torch.float64) + 1) ** (alpha - 1)
     return torch.multinomial(w.expand(batch, n_slots), n, replacement=False, generator=gen)
 
+# %% ../../nbs/12_models.ipynb #452967eb
 def token_recall(batch:int,          # sequences
                  vocab:int=256,      # vocabulary: keys from [1, vocab/2), values from [vocab/2, vocab); 0 pads
                  seq_len:int=64,     # tokens per sequence
@@ -302,6 +303,7 @@ def _read(path) -> dict:
     need(isinstance(ck, dict), f'not a checkpoint of this code (a {type(ck).__name__})')
     return ck
 
+# %% ../../nbs/12_models.ipynb #023ba3c0
 def _model(ck:dict, filed:str|None, cfg, task):
     "(model, config) of a checkpoint's fields, checked: a TrainConfig filed under its key, the tensors of a dict that fit the model."
     try: c = TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ck['config'].items()})
@@ -399,6 +401,7 @@ def trained_family(rule:str, seeds, task:str='vector', device='cpu', retrain:boo
 # %% ../../nbs/12_models.ipynb #c0a20002
 _CKNAME = re.compile(r'(?P<key>.+-s\d+-[0-9a-f]{10})(\.v\d+)?\.pt')
 
+# %% ../../nbs/12_models.ipynb #cd7aa172
 @migrator('checkpoint')
 def _migrate_checkpoints(files, dst) -> list:
     "Checkpoints of the layout before `root()` (`<key>.pt`, formats 'cache 2' and older) or of the current one, checked, re-saved under the current rule."

@@ -188,10 +188,10 @@ def final_state(r:Reading) -> torch.Tensor:
     "The state `[B,H,dv,dk]` (float64) that our recurrence reaches at the end of a layer's `Reading`: what a cache after those tokens must hold."
     return recur(r.k.double(), r.v.double(), r.q.double(), r.rule, beta=r.beta.double(), gamma=None if _gamma(r) is None else r.gamma.double(), reads=False).state
 
+# %% ../../nbs/18_pretrained.ipynb #6893a7fb
 def rel_error(a:torch.Tensor, b:torch.Tensor) -> float:
     "Relative error max|a - b| / max|b|."
     return float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
-
 
 # %% ../../nbs/18_pretrained.ipynb #c02135
 NONCE = ('wug', 'dax', 'blick', 'toma', 'fep', 'zorp', 'kiki', 'lorp', 'mib', 'tupa', 'nork', 'veep', 'sprock', 'gazz', 'plim', 'drob')
@@ -305,6 +305,7 @@ def paired_effect(x, y) -> tuple:
     d = torch.as_tensor(x).double().cpu() - torch.as_tensor(y).double().cpu()
     return float(d.mean()), (float(d.std()) / math.sqrt(len(d)) if len(d) > 1 else 0.0)
 
+# %% ../../nbs/18_pretrained.ipynb #d6356d85
 def text_probes(model, tok, n:int=20, seed:int=0) -> pd.DataFrame:
     "The in-context designs of the trained-probes page written as text, through the whole model: each contrast's effect on log p(US), its paired s.e. and 95% CI over `n` sequences, and its direction."
     runs = {d: text_scores(model, tok, DESIGNS[d], n, seed) for d in ('acquisition', 'blocking', 'overshadowing')}
@@ -341,6 +342,7 @@ def cue_numbers(model, tok, n:int=20, seed:int=0, design:str=DESIGNS['blocking']
                 for key, val in (('k', F.normalize(k.double(), dim=-1)), ('beta', b.double()), ('gamma', g.double())): d[key].setdefault(c, []).append(val)
     return {name: {**{key: {c: torch.stack(v) for c, v in d[key].items()} for key in d}, 'rule': rules[name]} for name, d in acc.items()}
 
+# %% ../../nbs/18_pretrained.ipynb #7acb9984
 def _steps(design) -> dict:
     "{group: [(cues, US magnitude, probe label or None), ...]} of a fixed-order design (one US, one step a trial: what it does not model is refused)."
     d = parse_design(design)

@@ -93,6 +93,7 @@ def _mixer_inputs(model, b:dict) -> list:
         for h in hooks: h.remove()
     return ins
 
+# %% ../../nbs/13_trained_probes.ipynb #c0b130ae
 def _by_kind(model, b:dict, kinds:dict, read) -> dict:
     "{layer: {kind: mean of `read(mixer, its input)` at the positions `kinds[kind]`}}: `read` gives a `[B,T]` tensor, None, or a tuple of them."
     mean = lambda t, msk: None if t is None else float(t[msk].mean())
@@ -175,6 +176,7 @@ def trained_size() -> str:
     if s not in SIZES: raise ValueError(f"PAVLOVATTN_TRAINED_SIZE must be one of {', '.join(SIZES)}; got {s!r}")
     return s
 
+# %% ../../nbs/13_trained_probes.ipynb #199b0866
 def _sized(v):
     "A trained claim's verdict with the size it ran at: in `data['size']`, and in front of the measured line when it is not the protocol's."
     s = trained_size()
@@ -214,6 +216,7 @@ def _measured_on(sha:str, check):
 
 _SCALARS = ('s_acq', 'block_exp', 'block_ctrl', 'over_comp', 'over_single', 'BI', 'OI')
 
+# %% ../../nbs/13_trained_probes.ipynb #96b87472
 def _probe_check(o:dict) -> dict:
     "The check of cached probe results: every score finite (|x| <= 1e6), s_A and s_N at every interval, R at every m > 0, BI and OI their differences; intervals back as ints."
     want = {*_SCALARS, 's_A', 's_N', 'R'}
@@ -302,6 +305,7 @@ def cue_competition_verdict(stats:dict) -> Verdict:
                                     error_correcting=(FAMILIES[r].model == 'rw')) for r, s in stats.items()})
     return Verdict('; '.join(parts), ok, data)
 
+# %% ../../nbs/13_trained_probes.ipynb #1eb92cc9
 def recovery_verdict(stats:dict) -> Verdict:
     "The pre-registered check and the against-the-paper count for `trained-no-spontaneous-recovery`."
     ps = {f'{r}@{m}': s['R'][m]['p_below'] for r, s in stats.items() for m in s['R']}
@@ -335,6 +339,7 @@ _trained_claim('trained-cue-competition',
        paper=Paper(0, 'at most', key='families_against_paper'),
        verdict=cue_competition_verdict, name='_claim_trained_cue_competition')
 
+# %% ../../nbs/13_trained_probes.ipynb #87effd21
 _trained_claim('trained-no-spontaneous-recovery',
        'no spontaneous recovery in trained models (never-presented-cue controls, probes within the trained range)',
        source='paper C6 (trained-model half); protocol ours (trained-probes page)',
@@ -410,6 +415,7 @@ def without_conv_verdict(ab:dict) -> Verdict:
                    dict(cells={f"conv0-norm{int(o)}": v.data for o, v in vs.items()},
                         pairs_against_paper=sum(v.data['pairs_against_paper'] for v in vs.values())))
 
+# %% ../../nbs/13_trained_probes.ipynb #2cce540e
 def _ablation(full, device):
     k, quick = (str(device), trained_size()), trained_size() == 'quick'
     st = dict(ABLATION, seeds=QUICK['seeds'], n=QUICK['n'], train=dict(ABLATION['train'], **QUICK['train'])) if quick else ABLATION

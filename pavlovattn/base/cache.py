@@ -297,6 +297,7 @@ def _main(argv=None, prog:str='python -m pavlovattn.base.cache') -> int:
     print(f"migrated {n['migrated']}, already current {n['current']}, refused {n['refused']} (into {a.dst or root()})")
     return 0
 
+# %% ../../nbs/00e_cache.ipynb #544029ba
 if __name__ == '__main__' and __package__ == 'pavlovattn.base':      # python -m pavlovattn.base.cache (not a notebook's kernel)
     from pavlovattn.base.cache import _main as _run                   # the imported module, whose registry the other modules fill
     sys.exit(_run())

@@ -21,6 +21,7 @@ class Verdict(NamedTuple):
 
 PAPER_VERDICTS = ('agrees', 'differs', 'no number', 'not covered')
 
+# %% ../../nbs/00a_registry.ipynb #7e045f1d
 class Paper(NamedTuple):
     "What the paper reports for a claim, and the rule by which our measurement agrees with it (declared before measuring)."
     number: float|None = None  # the paper's number; None when it gives none
@@ -73,6 +74,7 @@ def claim(id:str,            # stable id, used by `--only`; never renamed
         return fn
     return deco
 
+# %% ../../nbs/00a_registry.ipynb #151e4dc4
 PAPER_RULES = {   # declared here for rows whose pages do not pass `paper=` themselves
     'blocking-closed-form': Paper(1e-7, 'at most', key='max_err_float64'),   # paper C2: closed form vs simulation better than 1e-7
 }
@@ -181,6 +183,7 @@ def _cell(r, c):
     if c == 'paper' and r.get('paper') in ('agrees', 'differs') and isinstance(r.get('data'), dict) and 'paper' in r['data']: return f"{r['paper']} (paper: {r['data']['paper']:g})"
     return str(r.get(c, r.get('verdict') if c == 'check' else ''))
 
+# %% ../../nbs/00a_registry.ipynb #660ba651
 def format_table(rows:list,         # rows of `run_claims`
                  width:int=40,      # column width at which long cells wrap (ignored when `wide`)
                  wide:bool=False,   # one line per row, nothing wrapped

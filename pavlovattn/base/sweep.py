@@ -71,6 +71,7 @@ def _json_value(x, where):
     except (TypeError, ValueError) as e: raise GridError(f'{where} = {x!r} is not a JSON value ({e})')
     return x
 
+# %% ../../nbs/17_sweep.ipynb #ca696c4c
 def load_grid(path) -> dict:
     "A grid from a YAML or JSON file (YAML needs PyYAML), with its folder recorded as `base` for a task given as FILE.py:function."
     p = Path(path)
@@ -204,6 +205,7 @@ def _seeded():
     import torch                              # a requirement of the package; imported before the task, so the first task is set like the rest
     with torch.random.fork_rng(devices=[]): torch.manual_seed(0); yield
 
+# %% ../../nbs/17_sweep.ipynb #18bee801
 def execute(spec:dict,          # a task of `tasks`
             threads:int|None=1, # torch threads while it runs (None: leave them)
            ) -> dict:
@@ -386,6 +388,7 @@ def _collect(s, ex) -> bool:
         _fail(s, t, fd, why)
     return bool(done or stuck)
 
+# %% ../../nbs/17_sweep.ipynb #624f57d7
 def _poll_waiting(s) -> bool:
     "Tasks another sweep held: when its lock is free, take its entry, or run the task here should that sweep have stopped first."
     busy = False

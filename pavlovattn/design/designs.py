@@ -220,6 +220,7 @@ def _families() -> dict:
     "`pavlovattn.model.families.FAMILIES`: what each family takes (imported on first use)."
     return importlib.import_module('pavlovattn.model.families').FAMILIES
 
+# %% ../../nbs/01_designs.ipynb #3874bbe3
 def _check_algorithm(rule, algorithm):
     "Refuse an algorithm that cannot compute this family's summaries (`families.ALGORITHMS`): one line naming the ones that can."
     fam = _families()[rule]
@@ -245,6 +246,7 @@ def _history(fam) -> bool:
     "Whether a family's per-step inputs depend on the trial history (a key trace, write keys): it runs per step, not from trial-type tables."
     return fam.history
 
+# %% ../../nbs/01_designs.ipynb #d9d4264e
 def expected_absent(x, # `[..., T, n_cues]` 0/1 cue indicators per trial
                    ) -> torch.Tensor: # same shape: 1 where the cue is absent but was presented with a cue present now on an earlier trial
     "Cues that are expected but absent (Van Hamme & Wasserman 1994): absent on the trial, presented together with a present cue on an earlier trial."
@@ -282,6 +284,7 @@ def _cols(x):
     "Read-outs `[..., heads, cues]` as columns `[..., cues * heads]` (cue-major: A:US_a, A:US_b, B:US_a, ...; one head: the cues)."
     return x.transpose(-1, -2).reshape(*x.shape[:-2], -1)
 
+# %% ../../nbs/01_designs.ipynb #a99d5285
 def _heads_last(x):
     "Predictions `[S, N, heads]`, `[S, N]` when there is one head."
     return x[..., 0] if x.shape[-1] == 1 else x
@@ -311,6 +314,8 @@ def _merge(a, b) -> tuple:
     return n, ma + d * (nb / n), (m2 / (n - 1)).clamp_min(0).sqrt()
 
 from ..base.machine import SizeError, available_bytes, human_bytes, BLOCK_BYTES, _blocks   # one size check and one memory budget for the library and the design layer
+
+# %% ../../nbs/01_designs.ipynb #7e18a35b
 _all_ = ['SizeError']
 
 
@@ -402,6 +407,7 @@ def _design_stimuli(d) -> tuple:
     "Every stimulus of a calmr design, CS or US, in order of first appearance."
     return tuple(dict.fromkeys(s for g in d.groups for P, _ in _stimulus_steps(g) for s in P))
 
+# %% ../../nbs/01_designs.ipynb #d7f19fef
 def _associations(d, associations) -> str:
     "The associations a run learns: 'us' (cue -> US) or 'all' (calmr's RW1972, every stimulus -> every stimulus); by default 'all' for a calmr design without a US, whose outcomes are stimuli."
     if associations is None: return 'all' if d.dialect == 'calmr' and not d.outcomes else 'us'
@@ -640,6 +646,7 @@ def _per(x, name:str, keys) -> dict:
         return {k: float(d.get(k, CALMR_DEFAULTS[name])) for k in keys}
     return {k: float(x) for k in keys}
 
+# %% ../../nbs/01_designs.ipynb #3de58a40
 def calmr_parameters(design,                          # a design string (calmr dialect) or `Design`
                      alphas=CALMR_DEFAULTS['alphas'],  # per stimulus: one number, or {stimulus: alpha} (the US's alpha plays no part in V(CS -> US))
                      betas_on=CALMR_DEFAULTS['betas_on'],   # each US's beta when it is present: a number or {'US': beta} ({'US_a': ..., 'US_b': ...} with named USs)

@@ -78,6 +78,7 @@ class Phase:
         return ('!' if self.random else '') + sets + '/'.join(t.text(calmr) for t in self.trials)
     def __str__(self): return self.text()
 
+# %% ../../nbs/00f_language.ipynb #59bf7cb0
 @dataclass(frozen=True)
 class Group:
     "A named group of subjects: phases run one after the other."
@@ -143,6 +144,7 @@ DIALECTS = ('native', 'calmr')
 
 MAX_STEPS = 10_000      # time steps of one timed trial
 
+# %% ../../nbs/00f_language.ipynb #3920d43c
 def _parse_timeline(body:str, count:int, p:int, q:int, bad) -> TrialType:
     "A timed trial `{A 0-3, B 2-5, US 4*0.5, iti 10}` (`body` between the braces, which open at position `q`): one time step per token, each step the cues on at that step and the US if it falls there."
     if not body.strip(): bad('an empty timeline: give its cues, its US or an iti')
@@ -269,6 +271,7 @@ def _with_phase(t:TrialType, lam, beta) -> TrialType:
     if t.outcome != '+': return t
     return dataclasses.replace(t, lam=lam, beta=beta, periods=tuple(_with_phase(s, lam, beta) for s in t.periods))
 
+# %% ../../nbs/00f_language.ipynb #fc8216c0
 def _parse_phase(raw:str, off:int, calmr:bool=False) -> Phase:
     s, p = _stripped(raw, off)
     if not s:
@@ -332,6 +335,7 @@ def _cue_name(c) -> str:
     c = str(c).strip()
     return c[1:-1].strip() if c.startswith('(') and c.endswith(')') else c
 
+# %% ../../nbs/00f_language.ipynb #7cdd4e35
 def _integer(x, name:str, lo:int|None=1) -> int:
     "`x` as a Python int (numpy integers too); refuse floats, bools and strings rather than truncate them."
     try: i = operator.index(x) if not isinstance(x, (bool, np.bool_)) else None
@@ -343,6 +347,7 @@ def _integer(x, name:str, lo:int|None=1) -> int:
 # %% ../../nbs/00f_language.ipynb #6d2ece4b
 _CALMR_TIMINGS = dict(post_trial_delay=1.0, mean_ITI=30.0, stimulus_duration=1.0, transition_delay=1.0, time_resolution=0.5)   # calmr's defaults
 
+# %% ../../nbs/00f_language.ipynb #17ad3708
 def calmr_timed(design:str,          # a calmr design (`dialect='calmr'`: `>` periods, `(US)`), e.g. 'FP: !100F>T>(US)/100T'
                 timings:dict|None=None, # calmr's `get_timings` list as JSON: `time_resolution`, `sample_timings`, `trial_ts`, `period_ts`, `transition_ts` (rows as records)
                 resolution:float|None=None, # the bin width when `timings` has none (ANCCR's have none)
@@ -399,4 +404,3 @@ def calmr_timed(design:str,          # a calmr design (`dialect='calmr'`: `>` pe
             phases.append(('!' if ph.random else '') + '/'.join(trials) if trials else 'skip')   # a phase the group skips
         groups.append(f'{g.name}: ' + ' | '.join(phases))
     return ' ; '.join(groups)
-

@@ -80,6 +80,7 @@ def _run_orders(d, g, p, lo, hi) -> torch.Tensor:
     if p.get('rng', 'counter') == 'torch': return _torch_orders(d, p['seed'], p['subjects'], p.get('sampling', 'shuffle'))[g.name][lo:hi]
     return _orders(g, p['seed'], lo, hi, p['miniblocks'], p.get('dialect') == 'calmr' and p['miniblocks'], p.get('sampling', 'shuffle'))
 
+# %% ../../nbs/00g_orders.ipynb #c56b397a
 def _order_options(d, sampling, rng, miniblocks):
     "Refuse an order option that is not one, or a combination without a meaning (i.i.d. draws have no miniblocks; the torch stream has no periods or miniblocks)."
     if sampling not in SAMPLINGS: raise ValueError(f"unknown sampling {sampling!r}; valid: {', '.join(SAMPLINGS)}")
@@ -104,7 +105,7 @@ def trial_orders(design,               # a design string or `Design`
     p = dict(seed=seed, subjects=subjects, sampling=sampling, rng=rng, miniblocks=miniblocks, dialect=dialect)
     return {g.name: _run_orders(d, g, p, 0, subjects) for g in d.groups}
 
-
+# %% ../../nbs/00g_orders.ipynb #bea4e750
 def _given_orders(d, orders, subjects) -> dict:
     "Trial orders given to `simulate`, checked: a known group, `[subjects, T]` integers, every value a trial type of the group."
     if not isinstance(orders, dict): raise ValueError(f'orders must be a dict {{group: [subjects, T] trial-type indices}}; got {type(orders).__name__}')

@@ -94,6 +94,7 @@ class Setting(NamedTuple):
         if self.gamma is not None: return float(self.gamma)
         return fam.gamma_or_default(None) if default is None else default
 
+# %% ../../nbs/01b_phenomena.ipynb #e07a2c4a
 class Registered(NamedTuple):
     "A phenomenon as its page registered it: the record, and how any family runs it (what the battery and the tables across pages read)."
     id: str                  # stable id: the registry's key, and the name of claims about it (e.g. 'dissociation-' + id)

@@ -50,6 +50,7 @@ def multi_step(self:Result) -> bool:
     "Whether a trial of the design runs several steps (calmr's `>` periods, a timed trial's time steps): then `table` has a `period` column."
     return any(len(t.steps) > 1 for g in self.design.groups for ph in g.phases for t in ph.trials)
 
+# %% ../../nbs/01a_results.ipynb #0c5a51a3
 @patch
 def _columns(self:Result, gname:str) -> tuple:
     "Per step of a group: its trial's label where every subject has the same one (else '*'), whether every subject probes there, and the step's period within its trial (1-based; None where subjects differ). The orders are drawn again, block by block: only the table pays for it."
@@ -90,6 +91,7 @@ def probes(self:Result) -> dict:
         out[gname] = rows
     return out
 
+# %% ../../nbs/01a_results.ipynb #d716a1f9
 @patch
 def orders(self:Result, group:str) -> torch.Tensor:
     "Every subject's trial order in `group`, `[subjects, T]` indices into its trial types (drawn again from the seed: memory subjects x trials)."
@@ -131,6 +133,7 @@ def plot(self:Result, ax=None, groups=None, title=None, ci:bool=True, cues=None)
     if title: ax.set_title(title, fontsize=9)
     return ax
 
+# %% ../../nbs/01a_results.ipynb #b92f706c
 @patch
 def _draw(self:Result, ax, names, ci=True, cues=None):
     styles = ['-', '--', ':', '-.']

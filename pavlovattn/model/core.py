@@ -86,6 +86,7 @@ def check_delta_rate(k:torch.Tensor, # keys `[B,T,H,dk]` (or a table `[N,H,dk]`,
         raise UnstableRateError(f"unstable delta write: {what} = {float(r[i].detach()):.6g} {where}; stable writes need 0 <= {what} <= {bound:g}")
     return float(r.detach().max()) if r.numel() else 0.0
 
+# %% ../../nbs/00_core.ipynb #c89fcb22
 def check_rates(fam,             # the family whose inputs these are
                 b:torch.Tensor,  # write rates, broadcast (`[B,T,H]`, or a table `[N,H]`)
                 g:torch.Tensor,  # decays, broadcast
@@ -97,7 +98,6 @@ def check_rates(fam,             # the family whose inputs these are
     if g.numel() and ((g < 0) | (g > 1)).any(): raise ValueError(f"gamma must lie in [0, 1] (a decay); got values from {float(g.min()):g} to {float(g.max()):g}")
     if b.numel() and (b < 0).any(): raise ValueError(f"beta must be >= 0 (a write rate); got a minimum of {float(b.min()):g}")
     if fam.rate_bound is not None: check_delta_rate(k, b, fam.rate_bound, kw=kw, at=at)
-
 
 # %% ../../nbs/00_core.ipynb #a3e1m002
 EXEMPLAR_READ_LIMIT = 10**10   # pairwise similarities an exemplar-memory (softmax) run may compute; raise it to run longer sequences
@@ -381,6 +381,7 @@ def _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, ind
     return _recurrence(k[ix], v.to(k)[ix], None if q is None else q.to(k)[ix], fam.name, b[ix], None if g is None else g[ix], S0,
                        *((tau, sink) if 'tau' in fam.params else (None, None)), probes, reads, check, None, kw, algorithm, chunk)
 
+# %% ../../nbs/00_core.ipynb #dcc05758
 def _index_tables(k, v, index):
     "Check the index form's tables and index; return (N, H, dk)."
     if not (torch.is_tensor(k) and torch.is_tensor(v)) or k.dim() != 3 or v.dim() != 3 or k.shape[:2] != v.shape[:2]:
@@ -398,6 +399,7 @@ def _index_tables(k, v, index):
 # %% ../../nbs/00_core.ipynb #066af5cf
 SCALAR_GATE_RULES = tuple(n for n, f in FAMILIES.items() if 'numba' in f.algorithms)   # the compiled kernel's families
 
+# %% ../../nbs/00_core.ipynb #0372a29f
 def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
               v:torch.Tensor,  # values per trial type `[N,H,dv]`
               index,           # `[B,T]` integers: the trial type of every step of every subject
@@ -515,6 +517,7 @@ def _claim_rw(full=False, device='cpu'):
         worst = max(worst, float((pred - (ref * cues).sum(1)).abs().max()))
     return Verdict(f'max |diff| = {worst:.1e} over {designs} random designs', worst < 1e-12, {'max_err': worst})
 
+# %% ../../nbs/00_core.ipynb #4f5b4e10
 @claim('core-acquisition-closed-forms', 'each family follows its closed-form acquisition curve',
        source='derived here', expected='max |sim - closed form| < 1e-12 (float64)', exact=True)
 def _claim_acq(full=False, device='cpu'):

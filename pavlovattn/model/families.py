@@ -19,6 +19,7 @@ __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'ALGORITHMS', 'Family', 'check_params
 # %% ../../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
 
+# %% ../../nbs/00c_families.ipynb #dcf244e0
 @dataclass(frozen=True)
 class Family:
     "One attention family read as a conditioning model: everything the package asks about it."
@@ -235,6 +236,8 @@ _FAMILIES = (
            r'o_t = \sum_{s} \beta_s e^{q_t\cdot k_s/\tau} v_s \big/ \big(\mathrm{sink} + \sum_s \beta_s e^{q_t\cdot k_s/\tau}\big)',
            exemplar=True, acquisition=_acq_softmax, pages=True, cite='Vaswani et al. 2017', blocked=_blocked_softmax, model='exemplar'),
 )
+
+# %% ../../nbs/00c_families.ipynb #d47fe6bf
 FAMILIES = {f.name: f for f in _FAMILIES}   # the built-in families, then every family registered in this process
 BUILTIN = tuple(FAMILIES)
 _BUILTIN_SPECS = dict(FAMILIES)
@@ -478,6 +481,7 @@ def _logg(g, dtype):
     "Log-gates, floored at log(tiny) so that a gate of 0 stays finite in differences."
     return torch.log(g).clamp_min(math.log(torch.finfo(dtype).tiny))
 
+# %% ../../nbs/00c_families.ipynb #f5437077
 def _pair(x, y, Gx, Gy, diag, channel):
     "M[..., t, s] = sum_i x_ti y_si exp(Gx_ti - Gy_si) where s <= t + diag (0: s <= t, -1: s < t), else 0 (only exponents <= 0 are taken)."
     if Gx is None: return (x @ y.transpose(-1, -2)).tril_(diag)           # in place: a product's result is not saved for its gradient
@@ -514,6 +518,50 @@ class _TriInv(torch.autograd.Function):
     def backward(ctx, G):
         Ti, = ctx.saved_tensors; Tt = Ti.transpose(-1, -2)
         return (Tt @ G @ Tt).neg_().tril_(-1)
+
+# %% ../../nbs/00c_families.ipynb #004325fc
+def _chunk_states(s, U, Wd, Wend, E, n:int, BH:int, C:int, dk:int, dv:int, delta:bool, grad:bool, add_s:bool, device, dt) -> tuple:
+    "The sequential part of `chunked` for one segment of `n` chunks: each chunk's entering state (transposed, `[n*BH, d_k, d_v]`), the state after the segment, and the chunks' writes (errors with `delta`): `(s, St, Ua)`."
+    M = n * BH
+    # Without a gradient, every chunk's entering state goes straight into a buffer and its errors replace its U, both
+    # already in the layout of the products below; with one, autograd needs each step's own tensor.
+    Sb = None if grad else s.new_empty(n + 1, BH, dk, dv)
+    # Long segments (8+ chunks: a small batch) of a write without error correction compute every chunk's write
+    # Q_i = W_end^T U_i at once before the loop; each chunk's update is then one operation, s_{i+1} = E_i s_i + Q_i (E_i
+    # its whole-chunk decay), and without a gate the states are a prefix sum, summed by one product with a triangle of
+    # ones (torch.cumsum along the chunks is about 4x slower than the loop it replaces). In segments of a few chunks
+    # (wide batches), and with error correction, the loop of two products per chunk is faster (measured).
+    mode = 'loop' if n < 8 or delta else 'prefix' if E is None else 'decay'
+    WtT = Wend.transpose(-1, -2)                                       # [M, d_k, C]
+    if mode != 'loop':                                                # every chunk's write [M, d_k, d_v] (with a gate and
+        Qm = WtT @ U if grad or mode == 'prefix' else torch.bmm(WtT, U, out=Sb[1:].view(M, dk, dv))   # no gradient: in the
+    if mode == 'prefix':                                              # state buffer, updated there in place)
+        Lt = torch.ones(n + 1, n, dtype=dt, device=device).tril_(-1)
+        D = Qm.view(n, BH * dk * dv)
+        Sa = (Lt @ D).view(n + 1, BH, dk, dv) if grad else torch.mm(Lt, D, out=Sb.view(n + 1, -1)).view(n + 1, BH, dk, dv)
+        if add_s: Sa = Sa + s if grad else Sa.add_(s)   # (the empty memory adds nothing)
+        s = Sa[n]
+    else:
+        each = lambda X: X.view(n, BH, *X.shape[1:]).unbind(0)        # chunk i of every sequence: [BH, ., .] (views)
+        Es = None if E is None else each(E)
+        if mode == 'decay': Ql = each(Qm)
+        else: Ul, Wt, Wds = each(U), each(WtT), each(Wd) if delta else None
+        if Sb is not None: s = Sb[0].copy_(s)
+    sts, uas = [], []
+    # One sequence's error loop on the CPU runs on one thread: its 64 x 64 x 64 products take 1.25 ms on two, 1.0 on one
+    with _threads(1 if delta and not grad and BH == 1 and device.type == 'cpu' else None):
+        for i in range(0 if mode == 'prefix' else n):                     # the only sequential part: one state update per chunk
+            if grad: sts.append(s)
+            if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
+                s = torch.addcmul(Ql[i], s, Es[i]) if grad else Sb[i + 1].addcmul_(s, Es[i])
+                continue
+            if delta: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
+            else: u = Ul[i]
+            if grad: uas.append(u)
+            s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
+    St = (Sa[:n] if mode == 'prefix' else torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
+    Ua = torch.stack(uas).view(M, C, dv) if grad and delta else U
+    return s, St, Ua
 
 # %% ../../nbs/00c_families.ipynb #550bb38d
 def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True,
@@ -563,12 +611,6 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
         bj = Bp[j].view(n, B, H, C, 1)                                    # beta v from v's own layout: the product is the copy
         U = (bj * Vp[j]).reshape(M, C, dv) if grad else torch.mul(bj, Vp[j], out=V.new_empty(n, B, H, C, dv)).view(M, C, dv)
         if delta:                                                         # (I + diag(b) A) [U, W] = diag(b) [V, R e^G]
-            # diag(b) A is the pair of (b r) and w. The solver reads only the strict lower triangle (unitriangular: the unit
-            # diagonal is implied), so neither I nor a mask is added where there is no gate; with gates the mask stays
-            # (exp(G_t - G_s) above the diagonal can overflow). Without a gradient both systems are solved in place (about
-            # twice as fast as into a new tensor); with one, the inverse (I + diag(b) A)^-1 (a solve against the identity, C
-            # right-hand sides instead of d_v + d_k) times each: cheaper both ways than one solve of [U, W] (no concatenation
-            # and split, whose gradients are copies, and a gradient of two small products, above).
             bR = Bs[..., None] * Rs
             A = bR @ Ws.transpose(-1, -2) if G is None else _pair(bR, Ws, G, G, -1, channel)
             Wd = bR if G is None else eG(bR, G)
@@ -578,44 +620,7 @@ def chunked(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=Non
                 for X in (U, Wd): torch.linalg.solve_triangular(A, X, upper=False, unitriangular=True, out=X)
         Wend = Ws if G is None else eG(Ws, Gc[:, None] - G)               # write keys decayed to the chunk's end
         E = None if G is None else (Gc.exp()[..., :, None] if channel else Gc.exp()[..., None, None])   # whole-chunk decay of S^T
-        # Without a gradient, every chunk's entering state goes straight into a buffer and its errors replace its U, both
-        # already in the layout of the products below; with one, autograd needs each step's own tensor.
-        Sb = None if grad else s.new_empty(n + 1, BH, dk, dv)
-        # Long segments (8+ chunks: a small batch) of a write without error correction compute every chunk's write
-        # Q_i = W_end^T U_i at once before the loop; each chunk's update is then one operation, s_{i+1} = E_i s_i + Q_i (E_i
-        # its whole-chunk decay), and without a gate the states are a prefix sum, summed by one product with a triangle of
-        # ones (torch.cumsum along the chunks is about 4x slower than the loop it replaces). In segments of a few chunks
-        # (wide batches), and with error correction, the loop of two products per chunk is faster (measured).
-        mode = 'loop' if n < 8 or delta else 'prefix' if E is None else 'decay'
-        WtT = Wend.transpose(-1, -2)                                       # [M, d_k, C]
-        if mode != 'loop':                                                # every chunk's write [M, d_k, d_v] (with a gate and
-            Qm = WtT @ U if grad or mode == 'prefix' else torch.bmm(WtT, U, out=Sb[1:].view(M, dk, dv))   # no gradient: in the
-        if mode == 'prefix':                                              # state buffer, updated there in place)
-            Lt = torch.ones(n + 1, n, dtype=dt, device=r.device).tril_(-1)
-            D = Qm.view(n, BH * dk * dv)
-            Sa = (Lt @ D).view(n + 1, BH, dk, dv) if grad else torch.mm(Lt, D, out=Sb.view(n + 1, -1)).view(n + 1, BH, dk, dv)
-            if a or S0 is not None: Sa = Sa + s if grad else Sa.add_(s)   # (the empty memory adds nothing)
-            s = Sa[n]
-        else:
-            each = lambda X: X.view(n, BH, *X.shape[1:]).unbind(0)        # chunk i of every sequence: [BH, ., .] (views)
-            Es = None if E is None else each(E)
-            if mode == 'decay': Ql = each(Qm)
-            else: Ul, Wt, Wds = each(U), each(WtT), each(Wd) if delta else None
-            if Sb is not None: s = Sb[0].copy_(s)
-        sts, uas = [], []
-        # One sequence's error loop on the CPU runs on one thread: its 64 x 64 x 64 products take 1.25 ms on two, 1.0 on one
-        with _threads(1 if delta and not grad and BH == 1 and r.device.type == 'cpu' else None):
-            for i in range(0 if mode == 'prefix' else n):                     # the only sequential part: one state update per chunk
-                if grad: sts.append(s)
-                if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
-                    s = torch.addcmul(Ql[i], s, Es[i]) if grad else Sb[i + 1].addcmul_(s, Es[i])
-                    continue
-                if delta: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
-                else: u = Ul[i]
-                if grad: uas.append(u)
-                s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
-        St = (Sa[:n] if mode == 'prefix' else torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
-        Ua = torch.stack(uas).view(M, C, dv) if grad and delta else U
+        s, St, Ua = _chunk_states(s, U, Wd if delta else None, Wend, E, n, BH, C, dk, dv, delta, grad, bool(a or S0 is not None), r.device, dt)
         def read(P, X, buf, parts, *sh):                                  # P @ Ua + X @ St: all reads of the segment at once
             o = torch.bmm(P, Ua, out=None if buf is None else buf[a:e].view(M, -1, dv)).baddbmm_(X, St)
             if buf is None: parts.append(o.view(n, BH, C, *sh))
@@ -646,6 +651,7 @@ def _ratio(x):
     zero = den == 0
     return torch.where(zero, torch.zeros_like(num), num / torch.where(zero, torch.ones_like(den), den))
 
+# %% ../../nbs/00c_families.ipynb #558ed897
 def forward(fam:Family,        # the family's spec
             q, k, v, b, g,     # queries, keys, values `[B,T,H,*]`, rates `[B,T,H]`, gates (`[B,T,H]` or `[B,T,H,dk]`; None: no gate)
             S0=None,           # initial state `[B,H,dv(+1),dk]`
@@ -725,6 +731,7 @@ def fla_call(fam, op, q, k, v, b, g, S0=None) -> tuple:
     else: o, ht = op(q, k, v * b[..., None], **kw)                          # the rate scales the value written
     return None, o, ht.transpose(-1, -2), None
 
+# %% ../../nbs/00c_families.ipynb #d9672d88
 def fla_kernel(fam, q, k, v, b, g, S0=None, probes=None, reads=True):
     "Outputs and final state of `fam` from flash-linear-attention's chunk kernels (through `fla_call`)."
     why = "fla's kernels compute outputs and the final state, not read-before-write predictions: pass reads='out'" \

@@ -60,6 +60,7 @@ def _shuffle_np(base, keys):
         out[:, i] = out[rows, j]; out[rows, j] = base[i]
     return out
 
+# %% ../../nbs/00b_kernels.ipynb #12f28781
 if numba is not None:
     _mix_nb = numba.njit(cache=True)(mix64)
 
@@ -94,6 +95,7 @@ if numba is not None:
         "Every range of rows on numba's own thread pool (prange)."
         for r in numba.prange(len(cuts) - 1): _shuffle_nb(base, keys, out, cuts[r], cuts[r + 1])
 
+# %% ../../nbs/00b_kernels.ipynb #c73ebac3
 def shuffle_rows(base,            # `[L]` integer items to permute (repeats allowed)
                  keys,            # `[S]` uint64 keys, e.g. from `stream_keys`
                  out=None,        # optional `[S, L]` integer array to write into
@@ -167,8 +169,10 @@ if numba is not None:
         for r in numba.prange(len(cuts) - 1):
             _rows(idx, cuts[r], cuts[r + 1], K, bv, bg, g, Gm, Kall, S0, gated, R, p1[r], p2[r], True, ps, cnt, Sf)
 
+# %% ../../nbs/00b_kernels.ipynb #6efd6ba4
 RANGES = 32   # the summary cuts the subjects into this many ranges whatever the number of threads, and adds their sums in order
 
+# %% ../../nbs/00b_kernels.ipynb #d5bbfca2
 def summary_row(idx,            # `[B, T]` integer (int16/int32/int64): the trial type of every step of every subject
                 K,              # `[N, dk]` float64: one key per trial type
                 v,              # `[N]`: the value (US) of each trial type

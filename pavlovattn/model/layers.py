@@ -24,6 +24,7 @@ class MixerState(NamedTuple):
     conv: tuple|None   # the q, k, v convolutions' last `conv_size - 1` inputs, each `[batch, conv_size - 1, channels]` (None: no convolution)
     rule: str          # the family that wrote it (a state continues only its own family)
 
+# %% ../../nbs/00d_layers.ipynb #d0edfc3b
 class ShortConv(nn.Module):
     "Depthwise causal convolution over time followed by SiLU (the short convolution of DeltaNet and Mamba layers)."
     def __init__(self, channels:int, # channels (heads x head dimension)
@@ -147,6 +148,8 @@ FLA_LAYER_DEFAULTS = {   # what fla 0.6.0's layer of each model_type does where 
     'linear_attn': dict(use_beta=False, qk_norm=False, use_short_conv=False, num_heads=8)} # LinearAttention (feature_map='identity')
 _SILU_QKV = "without it fla's layer applies SiLU to q, k and v; this layer applies none"
 _SILU_GATE = "this layer's output gate is SiLU"
+
+# %% ../../nbs/00d_layers.ipynb #f825965a
 FLA_LAYER_SETTINGS = {   # per model_type: settings of fla 0.6.0's layer that change what it computes -> (its default, the values this layer
                          # computes alike, why not another); from_fla_config and to_fla_kwargs refuse any other value, naming it
     'delta_net': dict(use_short_conv=(True, (True,), _SILU_QKV), conv_bias=(False, (False,), "this layer's short convolution has no bias"),
@@ -165,6 +168,8 @@ FLA_LAYER_SETTINGS = {   # per model_type: settings of fla 0.6.0's layer that ch
                         norm_q=(False, (False,), 'this layer does not sum-normalise q'), norm_k=(False, (False,), 'this layer does not sum-normalise k'),
                         norm_feature_map=(False, (False,), 'this layer does not normalise the read'), output_norm=('rmsnorm', ('rmsnorm',), "this layer's output norm is RMSNorm"),
                         elementwise_affine=(True, (True,), "this layer's output norm has a weight"))}
+
+# %% ../../nbs/00d_layers.ipynb #2fbca47d
 FLA_LAYER_ARGS = {   # per model_type: fla 0.6.0's layer class, the arguments `to_fla_kwargs` writes (all in its constructor's signature),
                      # and what that layer does without an argument for it (ours must do the same, else to_fla_kwargs refuses)
     'delta_net': ('DeltaNet', ('mode', 'hidden_size', 'expand_k', 'expand_v', 'num_heads', 'use_beta', 'use_gate', 'use_short_conv',
@@ -189,6 +194,7 @@ _FLA_ATTRS = ('hidden_size', 'num_heads', 'head_dim', 'expand_k', 'expand_v', 'u
               'qk_norm', 'qk_activation', 'allow_neg_eigval', 'layer_idx', 'use_beta', 'mode', 'num_v_heads', 'num_kv_heads', 'clamp_min',
               'gate_logit_normalizer', 'norm_q', 'norm_k')
 
+# %% ../../nbs/00d_layers.ipynb #9e9eba9a
 def _fla_layer_settings(layer) -> dict:
     "A built fla layer's settings under the names of fla's configs: most are its attributes, the rest are read off its modules."
     d = {n: getattr(layer, n) for n in _FLA_ATTRS if hasattr(layer, n)}
