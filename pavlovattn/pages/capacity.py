@@ -12,8 +12,8 @@ from ..model.families import FAMILIES, family
 # %% auto #0
 __all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'CARD_D', 'CARD_DRAWS', 'criterion_line', 'random_pairs', 'sphere_abs_dot',
            'crosstalk_moments', 'row_sum_coherence', 'worst_case_check', 'writes_sum', 'PairMemory', 'crosstalk_error',
-           'top1', 'draw_stat', 'capacity', 'fit_exponent', 'sweep', 'theory_nstar', 'theory_slope', 'capacity_task',
-           'capacity_results', 'capacity_fit']
+           'top1', 'draw_stat', 'capacity', 'fit_exponent', 'capacity_task', 'capacity_results', 'capacity_fit',
+           'sweep', 'theory_nstar', 'theory_slope']
 
 # %% ../../nbs/07_capacity.ipynb #fd3aa0da
 from ..base.registry import claim, Verdict, Paper
@@ -313,6 +313,34 @@ def fit_exponent(results:list,           # `capacity` results, one per d
     return {'slope': slope, 'ci': [lo, hi], 'intercept': float(y.mean() - slope * x.mean()), 'boot': sb,
             'd': [r['d'] for r in results], 'n_star': [r['n_star'] for r in results], 'crossing': [r['crossing'] for r in results]}
 
+# %% ../../nbs/07_capacity.ipynb #f27fa8bb
+import json
+from ..base.sweep import kind
+from ..base.cache import need
+
+@kind('capacity', 2, code=('pavlovattn.pages.capacity', 'pavlovattn.model.core', 'pavlovattn.model.families'))
+def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
+    "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
+    import torch
+    r = capacity(int(d), criterion, rule, draws, keys, seed, torch.float64 if criterion == 'worst' else torch.float32, device)
+    return dict(n_star=r['n_star'], crossing=r['crossing'], n=r['n'], stat=r['stat'].tolist())
+
+def capacity_results(df) -> list:
+    "The `capacity.capacity` results of a capacity table's rows (sorted by d), as the capacity page's functions take them."
+    import torch
+    need((df['status'] == 'ok').all(), 'the table has failed tasks: ' + '; '.join(map(str, df['error'][df['status'] != 'ok'])))
+    col = lambda c, default: df[c] if c in df else [default] * len(df)
+    res = [dict(d=int(r.d), n_star=int(r.n_star), n=json.loads(r.n), stat=torch.tensor(json.loads(r.stat), dtype=torch.float64),
+                criterion=c, rule=u, keys=k, crossing=float(r.crossing))
+           for r, c, u, k in zip(df.itertuples(), col('criterion', 'accurate'), col('rule', 'hebbian'), col('keys', 'sphere'))]
+    return sorted(res, key=lambda r: r['d'])
+
+def capacity_fit(df, **kw) -> dict:
+    "`capacity.fit_exponent` of a capacity table (one criterion and rule), rebuilt from its rows (keywords go to `fit_exponent`)."
+    res = capacity_results(df)
+    need(len({(r['criterion'], r['rule'], r['keys']) for r in res}) == 1, 'a fit is of one criterion, one rule and one key distribution')
+    return fit_exponent(res, **kw)
+
 # %% ../../nbs/07_capacity.ipynb #f20e595b
 def sweep(criterion:str='accurate',      # a key of `CRITERIA`
           rule:str='hebbian',            # a key of `PROTOCOL['rules']`
@@ -420,34 +448,6 @@ def _claim_exp_ident(full=False, device='cpu'):
     return Verdict(_slope_line(fit, s_fg, PAPER['identification']), _in(s_fg, fit['ci']),
                    {**_fit_data(fit, 'identification', full, 'identification'), 'theory_finite_grid': s_fg,
                     'covers_paper': _in(PAPER['identification'], fit['ci'])})
-
-# %% ../../nbs/07_capacity.ipynb #f27fa8bb
-import json
-from ..base.sweep import kind
-from ..base.cache import need
-
-@kind('capacity', 2, code=('pavlovattn.pages.capacity', 'pavlovattn.model.core', 'pavlovattn.model.families'))
-def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
-    "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
-    import torch
-    r = capacity(int(d), criterion, rule, draws, keys, seed, torch.float64 if criterion == 'worst' else torch.float32, device)
-    return dict(n_star=r['n_star'], crossing=r['crossing'], n=r['n'], stat=r['stat'].tolist())
-
-def capacity_results(df) -> list:
-    "The `capacity.capacity` results of a capacity table's rows (sorted by d), as the capacity page's functions take them."
-    import torch
-    need((df['status'] == 'ok').all(), 'the table has failed tasks: ' + '; '.join(map(str, df['error'][df['status'] != 'ok'])))
-    col = lambda c, default: df[c] if c in df else [default] * len(df)
-    res = [dict(d=int(r.d), n_star=int(r.n_star), n=json.loads(r.n), stat=torch.tensor(json.loads(r.stat), dtype=torch.float64),
-                criterion=c, rule=u, keys=k, crossing=float(r.crossing))
-           for r, c, u, k in zip(df.itertuples(), col('criterion', 'accurate'), col('rule', 'hebbian'), col('keys', 'sphere'))]
-    return sorted(res, key=lambda r: r['d'])
-
-def capacity_fit(df, **kw) -> dict:
-    "`capacity.fit_exponent` of a capacity table (one criterion and rule), rebuilt from its rows (keywords go to `fit_exponent`)."
-    res = capacity_results(df)
-    need(len({(r['criterion'], r['rule'], r['keys']) for r in res}) == 1, 'a fit is of one criterion, one rule and one key distribution')
-    return fit_exponent(res, **kw)
 
 # %% ../../nbs/07_capacity.ipynb #60fc49c5
 from ..design.phenomena import Phenomenon, register
