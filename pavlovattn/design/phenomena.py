@@ -100,7 +100,7 @@ class Registered(NamedTuple):
     id: str                  # stable id: the registry's key, and the name of claims about it (e.g. 'dissociation-' + id)
     phenomenon: Phenomenon   # design, contrasts, predictions per conditioning model
     page: str                # the page it belongs to, by its title
-    run: Callable|None       # (family, Setting) -> a run its contrasts read (`Phenomenon.read`): the page's runner under the page's protocol
+    run: Callable|None       # (family, Setting) -> a run its contrasts read (by the record's read method): the page's runner under the page's protocol
     exact: bool = True       # deterministic (one subject, signs at 1e-9) or randomised (subjects, 95% CI, 0.05 lambda)
     closed: Callable|None = None    # (family, Setting) -> the same read-outs from the family's closed forms; ValueError where it gives none
     measure: Callable|None = None   # instead of contrasts: (family, Setting) -> (value, ci_low, ci_high, note), e.g. a fitted exponent
