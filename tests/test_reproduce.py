@@ -1,6 +1,7 @@
 """The `pavlovattn reproduce` contract: table (two verdicts, nothing cut), JSON rows, --only, --strict on the exact (theorem-type) claims, exit codes."""
 import json, subprocess, sys
 import pytest
+from pavlovattn.base.registry import PAPER_VERDICTS
 
 def pv(*args):
     return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *args], capture_output=True, text=True, timeout=1800)
@@ -20,9 +21,9 @@ def test_exact_claims_pass_strictly(tmp_path):
     assert not [x['id'] for x in rows if x['id'].startswith('trained-')]
     assert {'core-deltanet-is-rescorla-wagner', 'core-acquisition-closed-forms'} <= {x['id'] for x in rows}
     for x in rows:
-        assert set(x) == {'id', 'claim', 'source', 'expected', 'measured', 'verdict', 'check', 'paper', 'paper_rule', 'seconds', 'data'}
+        assert set(x) == {'id', 'claim', 'source', 'expected', 'measured', 'verdict', 'check', 'paper', 'paper_v1', 'paper_rule', 'datum', 'seconds', 'data'}
         assert x['verdict'] in ('pass', 'fail') and x['check'] == x['verdict']
-        assert x['paper'] in ('agrees', 'differs', 'no number', 'not covered') and x['paper_rule']
+        assert x['paper'] in PAPER_VERDICTS and x['paper_v1'] in PAPER_VERDICTS and x['paper_rule'] and x['datum']
         assert x['verdict'] == 'pass', x
     head = r.stdout.splitlines()[0]
     assert [c.strip() for c in head.split('|')] == ['id', 'claim', 'source', 'expected', 'measured', 'check', 'paper', 'seconds']
@@ -38,7 +39,8 @@ def test_paper_numbers_and_not_covered_rows(tmp_path):
     assert rows['blocking-closed-form']['data']['paper'] == 1e-7 and rows['blocking-closed-form']['paper'] == 'agrees'
     acc = rows['capacity-exponent-accurate']
     assert acc['data']['paper'] == 1.22 and len(acc['data']['ci']) == 2
-    assert acc['paper'] == ('agrees' if acc['data']['ci'][0] <= 1.22 <= acc['data']['ci'][1] else 'differs')
+    lo, hi = acc['data']['ci']                                        # the rule of 2026-12-06: no margin, so never 'agrees'
+    assert acc['paper'] == ('not shown' if lo <= 1.22 <= hi else 'differs') and acc['paper_v1'] == ('agrees' if lo <= 1.22 <= hi else 'differs')
     from pavlovattn.base.registry import not_covered, run_claims, CLAIMS
     not_covered('test-not-built', 'a claim with no experiment', source='test', why='nothing built')
     try:
@@ -144,7 +146,7 @@ def test_report_summary_names_each_rows_run():
     assert set(s['runs']) == {r['run'] for r in s['rows']}
     for k, run in s['runs'].items(): assert run['commit'] == k[:len(run['commit'])] and run['date'].endswith('UTC') and run['tier'], run
     for r in s['rows']:
-        assert r['check'] in ('pass', 'fail') and r['paper'] in ('agrees', 'differs', 'no number', 'not covered'), r
+        assert r['check'] in ('pass', 'fail') and r['paper'] in PAPER_VERDICTS + ('not recomputed',) and r['paper_v1'] in PAPER_VERDICTS, r
         if r['check'] == 'fail' or r['paper'] in ('differs', 'not covered'): assert r['note'], r['id']
     readme = (root / 'README.md').read_text()
     listed = readme.split('Checks that fail: ', 1)[1].split('.', 1)[0].split(', ')

@@ -7,10 +7,12 @@ from __future__ import annotations
 import importlib, inspect, json, pkgutil, re, sys, textwrap, time, traceback
 from collections import Counter
 from typing import Callable, NamedTuple
+from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['PAPER_VERDICTS', 'CLAIMS', 'PAPER_RULES', 'COLUMNS', 'Verdict', 'Paper', 'Claim', 'claim', 'not_covered', 'discover',
-           'load_claims', 'claim_progress', 'run_claims', 'summary_line', 'format_table', 'doc_renderer']
+__all__ = ['PAPER_VERDICTS', 'RULE_DATE', 'CLAIMS', 'PAPER_RULES', 'COLUMNS', 'SHOWN', 'Verdict', 'Paper', 'Claim', 'claim',
+           'not_covered', 'discover', 'load_claims', 'claim_progress', 'run_claims', 'independent', 'summary_line',
+           'format_table', 'doc_renderer']
 
 # %% ../../nbs/00a_registry.ipynb #7af87e3d
 class Verdict(NamedTuple):
@@ -19,36 +21,65 @@ class Verdict(NamedTuple):
     passed: bool        # did the measurement meet our check (`expected`)?
     data: dict|None = None  # numbers behind `measured` (JSON-serialisable); `ci` holds an interval estimate
 
-PAPER_VERDICTS = ('agrees', 'differs', 'no number', 'not covered')
+PAPER_VERDICTS = ('agrees', 'differs', 'not shown', 'no number', 'not covered')
+RULE_DATE = '2026-12-06'   # the date of the three-valued paper rule; every row also keeps its verdict under the rule before it (`paper_v1`)
 
 # %% ../../nbs/00a_registry.ipynb #7e045f1d
 class Paper(NamedTuple):
     "What the paper reports for a claim, and the rule by which our measurement agrees with it (declared before measuring)."
     number: float|None = None  # the paper's number; None when it gives none
-    test: str = 'in ci'        # 'in ci': number inside `data[key]` (an interval) widened by `tol`; 'at most': `data[key]` <= number
+    test: str = 'in ci'        # 'in ci': our interval `data[key]` against the band number ± `tol`; 'at most': `data[key]` (a count against the paper, or an error) <= number
     key: str = 'ci'            # the key of `data` compared with the number
-    tol: float = 0.0           # tolerance, stated with the rule
+    tol: float = 0.0           # the margin of agreement, stated with the rule
     covered: bool = True       # False: the experiment is not built (the row is `not covered`)
+    precondition: str|None = None  # what must hold for the measurement to speak to the paper, in words; the claim returns `data['precondition_met']`
+    undecided: str|None = None # 'at most': the key of `data` counting the items whose interval decides neither way (any: `not shown`)
+    datum: str|None = None     # rows that read one measurement name the same datum: the headline counts it once
+    post_hoc: str|None = None  # the date a part of this rule was formulated after the first result (it is said in the rule)
 
-    def rule(self) -> str:
-        "The rule, in words, as written in the row."
-        if not self.covered: return "not covered: the experiment is not built"
-        if self.number is None: return "no number: the paper states this without a number to compare with"
-        if self.test == 'in ci':
-            return (f"agrees iff the paper's {self.number:g} lies in our interval data['{self.key}']"
-                    + (f" widened by {self.tol:g} on each side" if self.tol else ''))
-        if self.test == 'at most': return f"agrees iff our data['{self.key}'] <= the paper's {self.number:g}"
-        raise ValueError(f"unknown paper test {self.test!r}; use 'in ci' or 'at most'")
+# %% ../../nbs/00a_registry.ipynb #11136c04
+def _band(p:Paper) -> str: return f"{p.number:g}" + (f" ± {p.tol:g}" if p.tol else '')
 
-    def verdict(self, data:dict|None) -> str:
-        "`agrees`, `differs`, `no number` or `not covered` for a claim's `data`."
-        if not self.covered: return 'not covered'
-        if self.number is None: return 'no number'
-        if not data or self.key not in data: raise KeyError(f"the paper rule needs data['{self.key}'], which the claim did not return")
-        x = data[self.key]
-        if self.test == 'in ci': ok = x[0] - self.tol <= self.number <= x[1] + self.tol
-        else: ok = x <= self.number
-        return 'agrees' if ok else 'differs'
+@patch
+def rule(self:Paper) -> str:
+    "The rule, in words, as written in the row."
+    if not self.covered: return "not covered: the experiment is not built"
+    if self.number is None: return "no number: the paper states this without a number to compare with"
+    if self.test == 'in ci':
+        r = (f"agrees iff our interval data['{self.key}'] lies inside {_band(self)}, differs iff it lies wholly outside it, "
+             f"else not shown")
+    elif self.test == 'at most':
+        r = (f"differs iff our data['{self.key}'] > the paper's {self.number:g}"
+             + (f"; else not shown iff data['{self.undecided}'] > 0 (items that decide neither way)" if self.undecided else '') + "; else agrees")
+    else: raise ValueError(f"unknown paper test {self.test!r}; use 'in ci' or 'at most'")
+    if self.precondition: r = f"precondition: {self.precondition} (else not shown); " + r
+    return r + (f" (rule of {RULE_DATE}" + (f"; formulated after the first result, {self.post_hoc})" if self.post_hoc else ')'))
+
+# %% ../../nbs/00a_registry.ipynb #f25d5a6d
+def _need(data, key):
+    if not data or key not in data: raise KeyError(f"the paper rule needs data['{key}'], which the claim did not return")
+    return data[key]
+
+@patch
+def verdict(self:Paper, data:dict|None) -> str:
+    "`agrees`, `differs`, `not shown`, `no number` or `not covered` for a claim's `data`, by the rule of `RULE_DATE`."
+    if not self.covered: return 'not covered'
+    if self.number is None: return 'no number'
+    if self.precondition and not _need(data, 'precondition_met'): return 'not shown'
+    x, lo, hi = _need(data, self.key), self.number - self.tol, self.number + self.tol
+    if self.test == 'in ci':
+        if lo <= x[0] and x[1] <= hi: return 'agrees'
+        return 'differs' if x[1] < lo or x[0] > hi else 'not shown'
+    if x > self.number: return 'differs'
+    return 'not shown' if self.undecided and _need(data, self.undecided) > 0 else 'agrees'
+
+@patch
+def verdict_v1(self:Paper, data:dict|None) -> str:
+    "The verdict under the rule before `RULE_DATE`: `agrees` when the number lies in the interval widened by `tol` (or `data[key]` <= number), else `differs`; no `not shown`, no precondition."
+    if not self.covered: return 'not covered'
+    if self.number is None: return 'no number'
+    x = _need(data, self.key)
+    return 'agrees' if (x[0] - self.tol <= self.number <= x[1] + self.tol if self.test == 'in ci' else x <= self.number) else 'differs'
 
 # %% ../../nbs/00a_registry.ipynb #9cbca219
 class Claim(NamedTuple):
@@ -127,7 +158,7 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
                progress:bool=True, # a progress bar on stderr
                claim_output:bool|None=None, # whether the claims' own bars and notes show (training bars, trained or loaded): default `progress`
               ) -> tuple:          # (rows, ok): ok is False when some claim could not run
-    "Run registered claims; each row has id, claim, source, expected, measured, verdict (= check), check, paper, paper_rule, seconds, data."
+    "Run registered claims; each row has id, claim, source, expected, measured, verdict (= check), check, paper, paper_v1 (the rule before `RULE_DATE`), paper_rule, datum, seconds, data."
     claims = CLAIMS if only and set(only) <= set(CLAIMS) else load_claims()
     ids = ([i for i in claims if claims[i].paper.covered] + [i for i in claims if not claims[i].paper.covered]) if not only else list(only)
     unknown = [i for i in ids if i not in claims]
@@ -148,15 +179,15 @@ def run_claims(only=None,          # ids to run (default: all, in id order of re
                 if not isinstance(v, Verdict): raise TypeError(f'claim {i} returned {type(v).__name__}, not a Verdict')
                 data = dict(v.data or {})
                 if c.paper.number is not None: data['paper'] = c.paper.number
-                row = dict(measured=v.measured, verdict='pass' if v.passed else 'fail', paper=c.paper.verdict(data), data=data or v.data)
+                row = dict(measured=v.measured, verdict='pass' if v.passed else 'fail', paper=c.paper.verdict(data),
+                           paper_v1=c.paper.verdict_v1(data), data=data or v.data)
             except Exception as e:
-                ok = False
-                row = dict(measured=f'could not run: {type(e).__name__}: {e}', verdict='fail', paper='not covered' if not c.paper.covered else
-                           ('no number' if c.paper.number is None else 'differs'),
+                ok = False; p = 'not covered' if not c.paper.covered else 'no number' if c.paper.number is None else None
+                row = dict(measured=f'could not run: {type(e).__name__}: {e}', verdict='fail', paper=p or 'not shown', paper_v1=p or 'differs',
                            data={'error': f'{type(e).__name__}: {e}', 'traceback': traceback.format_exc(limit=5)})
             rows.append(dict(id=c.id, claim=c.claim, source=c.source, expected=c.expected, measured=row['measured'], verdict=row['verdict'],
-                             check=row['verdict'], paper=row['paper'], paper_rule=c.paper.rule(),
-                             seconds=round(time.perf_counter() - t0, 3), data=_jsonable(row['data'])))
+                             check=row['verdict'], paper=row['paper'], paper_v1=row['paper_v1'], paper_rule=c.paper.rule(),
+                             datum=c.paper.datum or c.id, seconds=round(time.perf_counter() - t0, 3), data=_jsonable(row['data'])))
     finally: _PROGRESS.pop()
     return rows, ok
 
@@ -173,14 +204,27 @@ def _jsonable(x):
 # %% ../../nbs/00a_registry.ipynb #80c8986b
 COLUMNS = ('id', 'claim', 'source', 'expected', 'measured', 'check', 'paper', 'seconds')
 
+SHOWN = ('agrees', 'differs', 'not shown')
+
+def independent(rows:list) -> Counter:
+    "The paper verdicts counted once per datum (rows that read one measurement share a `datum`): a datum agrees when some row agrees and none differs, differs when some differs and none agrees, and is not shown otherwise."
+    by = {}
+    for r in rows:
+        if r.get('paper') in SHOWN: by.setdefault(r.get('datum') or r['id'], set()).add(r['paper'])
+    one = lambda s: 'not shown' if {'agrees', 'differs'} <= s else 'agrees' if 'agrees' in s else 'differs' if 'differs' in s else 'not shown'
+    return Counter(one(s) for s in by.values())
+
 def summary_line(rows:list) -> str:
-    "Both counts in one line: our checks (pass/fail), and the paper (agrees / differs / no number / not covered)."
+    "Our checks (pass/fail); the paper by the rule of `RULE_DATE` (agrees / differs / not shown / no number / not covered); and the independent results (one per datum)."
     c, p = Counter(r['check'] if 'check' in r else r['verdict'] for r in rows), Counter(r.get('paper', 'no number') for r in rows)
+    i, other = independent(rows), ''.join(f', {k} {n}' for k, n in p.items() if k not in PAPER_VERDICTS)   # e.g. saved rows not recomputed, rows not run
     return (f"{len(rows)} claim{'s' * (len(rows) != 1)}: {c['pass']} check{'s' * (c['pass'] != 1)} pass{'es' * (c['pass'] == 1)}, {c['fail']} fail{'s' * (c['fail'] == 1)}; the paper: agrees on {p['agrees']}, "
-            f"differs on {p['differs']}, gives no number for {p['no number']}, not covered {p['not covered']}")
+            f"differs on {p['differs']}, not shown on {p['not shown']}, gives no number for {p['no number']}, not covered {p['not covered']}"
+            + other
+            + f"; independent results: {i['agrees']} agree, {i['differs']} differ, {i['not shown']} not shown")
 
 def _cell(r, c):
-    if c == 'paper' and r.get('paper') in ('agrees', 'differs') and isinstance(r.get('data'), dict) and 'paper' in r['data']: return f"{r['paper']} (paper: {r['data']['paper']:g})"
+    if c == 'paper' and r.get('paper') in SHOWN and isinstance(r.get('data'), dict) and 'paper' in r['data']: return f"{r['paper']} (paper: {r['data']['paper']:g})"
     return str(r.get(c, r.get('verdict') if c == 'check' else ''))
 
 # %% ../../nbs/00a_registry.ipynb #660ba651
