@@ -2,9 +2,10 @@
 import math
 import pytest, torch
 from pavlovattn.apps.probes import (compile_design, probe_scores, read_gates, t_cdf, t_ppf, seed_stats, holm, measure_model,
-                               cue_competition_verdict, recovery_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design,
+                               cue_competition_verdict, recovery_verdict, dissociation_verdict, DESIGNS, INTERVALS, PROBE_LEN, _design,
                                REBIND, compile_rebind, rebind_scores, measure_rebind, summarize_rebind, rebind_verdict)
 from pavlovattn.apps.models import AssocLM, VectorTask, TASKS
+from pavlovattn.base.registry import CLAIMS
 
 def test_blocking_groups_are_length_matched_and_paired():
     c = compile_design(DESIGNS['blocking'], n=50, length=PROBE_LEN)
@@ -144,6 +145,21 @@ def test_cue_competition_rule():
     assert not v.passed and set(v.data['against']) == {'delta', 'hebbian'}
     v = cue_competition_verdict({'delta': _fake(yes, no), 'hebbian': _fake([0.1, 0.3, -0.1, 0.2, 0.0], no)})   # inconclusive
     assert not v.passed and v.data['families_against_paper'] == 0
+    rule = CLAIMS['trained-cue-competition'].paper        # issue 46: an inconclusive family is not agreement (the earlier rule said agrees)
+    assert (rule.verdict(v.data), rule.verdict_v1(v.data), v.data['sides']) == ('not shown', 'agrees', {'delta': 'agrees', 'hebbian': 'not shown'})
+    v = cue_competition_verdict({'delta': _fake([-0.1, -0.05, -0.08, -0.06, -0.12], no), 'hebbian': _fake(no, no)})
+    assert rule.verdict(v.data) == 'differs' and v.data['sides']['delta'] == 'differs'
+
+def test_trained_paper_verdict_needs_models_that_learned():
+    "Issue 46: at the quick size 12 models learned nothing (R2 <= 0.01) and the earlier rule said 'agrees' on 3 of 4 rows; a failed precondition is 'not shown' on every trained row."
+    yes, no = [0.5, 0.55, 0.45, 0.5, 0.52], [0.01, -0.01, 0.0, 0.02, -0.02]
+    bad = lambda bi, R: dict(_fake(bi, R), train_r2=seed_stats([0.01, 0.0, 0.005, 0.01, 0.0]))
+    stats = {'delta': bad(yes, no), 'gated-delta': bad(yes, no), 'hebbian': bad(no, no), 'decay': bad(no, no)}
+    for id, v in (('trained-cue-competition', cue_competition_verdict(stats)), ('trained-no-spontaneous-recovery', recovery_verdict(stats)),
+                  ('trained-blocking-dissociation', dissociation_verdict(stats, 'BI')), ('trained-overshadowing-dissociation', dissociation_verdict(stats, 'OI'))):
+        p = CLAIMS[id].paper
+        assert p.precondition and v.data['precondition_met'] is False and p.verdict(v.data) == 'not shown', id
+        assert p.verdict(dict(v.data, precondition_met=True)) == 'agrees', id        # the same numbers from models that learned
 
 def test_recovery_rule():
     flat, up = [0.01, -0.01, 0.0, 0.02, -0.02], [0.5, 0.55, 0.45, 0.5, 0.52]

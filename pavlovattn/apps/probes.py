@@ -16,12 +16,13 @@ from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, t
 from ..base.cache import CacheError, code_kind, entry, legacy_json, migrator, read_json, write_json, need, finite, note, KINDS
 
 # %% auto #0
-__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'TESTED', 'TESTED_FULL', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'ABLATION',
-           'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design', 'probe_scores', 'read_gates', 't_cdf', 't_ppf',
-           'seed_stats', 'holm', 'trained_size', 'measure_model', 'measure_family', 'family_stats', 'run_families',
-           'cue_competition_verdict', 'recovery_verdict', 'diff_stats', 'equivalence_power', 'dissociation_verdict',
-           'run_ablation', 'without_conv_verdict', 'layer_writes', 'read_writes', 'compile_rebind', 'rebind_scores',
-           'measure_rebind', 'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
+__all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'TESTED', 'TESTED_FULL', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'LEARNED_R2',
+           'PAPER_SIDES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
+           't_cdf', 't_ppf', 'seed_stats', 'holm', 'trained_size', 'measure_model', 'measure_family', 'family_stats',
+           'run_families', 'cue_competition_verdict', 'recovery_verdict', 'diff_stats', 'equivalence_power',
+           'dissociation_verdict', 'run_ablation', 'without_conv_verdict', 'layer_writes', 'read_writes',
+           'compile_rebind', 'rebind_scores', 'measure_rebind', 'measure_rebind_family', 'summarize_rebind',
+           'rebind_verdict']
 
 # %% ../../nbs/13_trained_probes.ipynb #99e3da57
 from ..base.registry import claim, claim_progress, Verdict, Paper
@@ -286,21 +287,37 @@ def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:boo
     finally:
         if bar is not None: bar.close()
 
+# %% ../../nbs/13_trained_probes.ipynb #31856cad
+LEARNED_R2 = 0.5   # the page's criterion for a model that learned the task: mean training R² over the seeds
+PAPER_SIDES = lambda key_v1: Paper(0, 'at most', key='wholly_against', key_v1=key_v1, undecided='undecided', precondition=f'every tested family learned the task (mean training R² >= {LEARNED_R2} over its seeds)')
+
+def _side(ci, lo, hi) -> str:
+    "Where an interval lies against the paper's band (lo, hi) (None: unbounded): inside it, wholly outside it, or across an edge."
+    inside = (lo is None or ci[0] > lo) and (hi is None or ci[1] < hi)
+    outside = (lo is not None and ci[1] <= lo) or (hi is not None and ci[0] >= hi)
+    return 'agrees' if inside else 'differs' if outside else 'not shown'
+
+def _paper_sides(sides:dict, stats:dict) -> dict:
+    "The data the three-valued paper rule reads: each item's side, the undecided count, and whether every family learned."
+    return dict(sides=sides, undecided=sum(v == 'not shown' for v in sides.values()), wholly_against=sum(v == 'differs' for v in sides.values()),
+                precondition_met=all(s['train_r2']['mean'] >= LEARNED_R2 for s in stats.values()))
+
 # %% ../../nbs/13_trained_probes.ipynb #dae07ba2
 def cue_competition_verdict(stats:dict) -> Verdict:
     "The pre-registered check and the against-the-paper count for `trained-cue-competition`."
-    ps, against, parts = {}, [], []
+    ps, against, parts, sides = {}, [], [], {}
     for r, s in stats.items():
         bi = s['BI']; ec = (FAMILIES[r].model == 'rw')
         ps[r] = bi['p_zero'] if ec else bi['p_tost']
         if ec and not (bi['mean'] > 0 and bi['ci'][0] > 0): against.append(r)
         if not ec and bi['ci'][0] > s['margin']: against.append(r)
+        sides[r] = _side(bi['ci'], 0, None) if ec else _side(bi['ci'], -s['margin'], s['margin'])
     rej = holm(ps)
     ok = all(rej[r] and (stats[r]['BI']['mean'] > 0 or not (FAMILIES[r].model == 'rw')) for r in stats)
     for r, s in stats.items():
         parts.append(f"{r} BI {s['BI']['mean']:+.3f}±{s['BI']['se']:.3f} ({'present' if (FAMILIES[r].model == 'rw') else 'absent'}: "
                      f"{'yes' if rej[r] else 'no'})")
-    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps,
+    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps, **_paper_sides(sides, stats),
                 per_family={r: dict(BI=s['BI'], OI=s['OI'], s_acq=s['s_acq'], margin=s['margin'], lr=s['lr'], train_r2=s['train_r2'],
                                     error_correcting=(FAMILIES[r].model == 'rw')) for r, s in stats.items()})
     return Verdict('; '.join(parts), ok, data)
@@ -312,7 +329,8 @@ def recovery_verdict(stats:dict) -> Verdict:
     rej = holm(ps); against = sorted({r for r, s in stats.items() for m in s['R'] if s['R'][m]['ci'][0] > s['margin']})
     worst = {r: max(s['R'].values(), key=lambda x: x['mean']) for r, s in stats.items()}
     parts = [f"{r} max R {w['mean']:+.3f}±{w['se']:.3f} (δ {stats[r]['margin']:.3f})" for r, w in worst.items()]
-    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps,
+    sides = {r: 'differs' if r in against else 'agrees' if all(x['ci'][1] < s['margin'] for x in s['R'].values()) else 'not shown' for r, s in stats.items()}
+    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps, **_paper_sides(sides, stats),
                 per_family={r: dict(R=s['R'], s_A=s['s_A'], s_N=s['s_N'], s_acq=s['s_acq'], margin=s['margin'], lr=s['lr'],
                                     train_r2=s['train_r2']) for r, s in stats.items()})
     return Verdict('; '.join(parts), all(rej.values()), data)
@@ -336,7 +354,7 @@ _trained_claim('trained-cue-competition',
        'blocking, contiguity attention does not)', source='paper C3 (trained-model half); protocol ours (trained-probes page)',
        expected='5 seeds per family (vector task, d_model 64, 2 layers): blocking index > 0 for delta and gated-delta (t-test), within '
                 '±0.2·s_acq for hebbian and decay (TOST); alpha 0.05, Holm',
-       paper=Paper(0, 'at most', key='families_against_paper'),
+       paper=PAPER_SIDES('families_against_paper'),
        verdict=cue_competition_verdict, name='_claim_trained_cue_competition')
 
 # %% ../../nbs/13_trained_probes.ipynb #87effd21
@@ -345,7 +363,7 @@ _trained_claim('trained-no-spontaneous-recovery',
        source='paper C6 (trained-model half); protocol ours (trained-probes page)',
        expected='5 seeds per family (hebbian, decay, delta, gated-delta): R(m) = [s_A(m)-s_A(0)] - [s_N(m)-s_N(0)] < 0.2·s_acq '
                 'for m = 4, 8, 16 (one-sided t-test, the recovery side of TOST); alpha 0.05, Holm',
-       paper=Paper(0, 'at most', key='families_against_paper'),
+       paper=PAPER_SIDES('families_against_paper'),
        verdict=recovery_verdict, name='_claim_trained_no_recovery')
 
 # %% ../../nbs/13_trained_probes.ipynb #ab30a002
@@ -378,18 +396,19 @@ def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
     "Pre-registered: every (error-correcting, contiguity) pair shows the dissociation of index `key` (BI or OI) by difference."
     ec, co = [r for r in stats if _ec(r)], [r for r in stats if not _ec(r)]
     if not ec or not co: raise ValueError(f'the dissociation needs an error-correcting and a contiguity family; got {list(stats)}')
-    pairs, parts, against = {}, [], []
+    pairs, parts, against, sides = {}, [], [], {}
     for e in ec:
         m = MARGIN_FRAC * stats[e]['s_acq']['mean']; se_ = stats[e][key]
         for c in co:
             d = diff_stats(se_, stats[c][key], m)
             present = d['ci'][0] > m and se_['ci'][0] > m
             if d['ci'][1] < m or se_['ci'][1] < m: against.append(f'{e}-{c}')
+            sides[f'{e}-{c}'] = 'agrees' if present else 'differs' if f'{e}-{c}' in against else 'not shown'
             pairs[f'{e}-{c}'] = dict(diff=d, ec_index=se_, present=present, margin=m,
                                      margin_of_ec_effect=m / se_['mean'] if se_['mean'] > 0 else None, s_acq=stats[e]['s_acq']['mean'])
             parts.append(f"{e}−{c} Δ{key} {d['mean']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}] vs {m:.3f}: {'present' if present else 'not shown'}")
     return Verdict('; '.join(parts), all(p['present'] for p in pairs.values()),
-                   dict(pairs=pairs, pairs_against_paper=len(against), against=against, key=key))
+                   dict(pairs=pairs, pairs_against_paper=len(against), against=against, key=key, **_paper_sides(sides, stats)))
 
 _ABL = {}
 
@@ -413,7 +432,8 @@ def without_conv_verdict(ab:dict) -> Verdict:
     parts = [f"no conv, read-out norm {'on' if o else 'off'}: {'holds' if v.passed else 'not shown'} ({v.measured})" for o, v in vs.items()]
     return Verdict('; '.join(parts), all(v.passed for v in vs.values()),
                    dict(cells={f"conv0-norm{int(o)}": v.data for o, v in vs.items()},
-                        pairs_against_paper=sum(v.data['pairs_against_paper'] for v in vs.values())))
+                        pairs_against_paper=sum(v.data['pairs_against_paper'] for v in vs.values()),
+                        undecided=sum(v.data['undecided'] for v in vs.values()), precondition_met=all(v.data['precondition_met'] for v in vs.values())))
 
 # %% ../../nbs/13_trained_probes.ipynb #2cce540e
 def _ablation(full, device):
@@ -428,14 +448,14 @@ _trained_claim('trained-blocking-dissociation',
        '(formulated after the first result of trained-cue-competition)', source='paper C3 (trained-model half); criterion ours (trained-probes page)',
        expected='the models of trained-cue-competition (5 seeds): for each pair (delta, gated-delta) x (hebbian, decay), the Welch 95% CI of '
                 'BI_ec - BI_contiguity lies above m = 0.2 x s_acq of the error-correcting family, and the CI of BI_ec itself lies above m',
-       paper=Paper(0, 'at most', key='pairs_against_paper'),
+       paper=PAPER_SIDES('pairs_against_paper'),
        verdict=lambda s: dissociation_verdict(s, 'BI'), name='_claim_trained_blocking_dissociation')
 
 _trained_claim('trained-overshadowing-dissociation',
        'the overshadowing dissociation after training, judged by difference (formulated after the first result of trained-cue-competition)',
        source='paper C3 (trained-model half); criterion ours (trained-probes page)',
        expected='as trained-blocking-dissociation, for the overshadowing index OI = s_single - s_comp',
-       paper=Paper(0, 'at most', key='pairs_against_paper'),
+       paper=PAPER_SIDES('pairs_against_paper'),
        verdict=lambda s: dissociation_verdict(s, 'OI'), name='_claim_trained_overshadowing_dissociation')
 
 _trained_claim('trained-dissociation-without-conv',

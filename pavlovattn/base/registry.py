@@ -36,6 +36,7 @@ class Paper(NamedTuple):
     undecided: str|None = None # 'at most': the key of `data` counting the items whose interval decides neither way (any: `not shown`)
     datum: str|None = None     # rows that read one measurement name the same datum: the headline counts it once
     post_hoc: str|None = None  # the date a part of this rule was formulated after the first result (it is said in the rule)
+    key_v1: str|None = None    # the key the earlier rule read, where the rule of `RULE_DATE` reads another (default `key`)
 
 # %% ../../nbs/00a_registry.ipynb #11136c04
 def _band(p:Paper) -> str: return f"{p.number:g}" + (f" ± {p.tol:g}" if p.tol else '')
@@ -78,7 +79,7 @@ def verdict_v1(self:Paper, data:dict|None) -> str:
     "The verdict under the rule before `RULE_DATE`: `agrees` when the number lies in the interval widened by `tol` (or `data[key]` <= number), else `differs`; no `not shown`, no precondition."
     if not self.covered: return 'not covered'
     if self.number is None: return 'no number'
-    x = _need(data, self.key)
+    x = _need(data, self.key_v1 or self.key)
     return 'agrees' if (x[0] - self.tol <= self.number <= x[1] + self.tol if self.test == 'in ci' else x <= self.number) else 'differs'
 
 # %% ../../nbs/00a_registry.ipynb #9cbca219

@@ -114,7 +114,7 @@ def _claim_time_closed_forms(full=False, device='cpu'):
 @claim('time-stimulus-trace', 'RetNet and decay variants are contiguity with a stimulus trace: on timed designs, which attention family behaves as a Sutton-Barto stimulus trace?',
        source='paper C1 (its RetNet reading); protocol and classes derived here',
        expected=f"tested (fixed before measuring): {', '.join(TESTED)}; pass iff each family's class is the derived one (trace: stimulus trace; decay, gated-delta, delta: no trace)",
-       paper=Paper(0, 'at most', key='retnet_against_paper'))
+       paper=Paper(0, 'at most', key='retnet_against_paper', datum='time-isi-table'))
 def _claim_stimulus_trace(full=False, device='cpu'):
     isi = isi_table(TESTED, device=device)
     cls = isi.groupby('family', sort=False)['class'].first().to_dict()
@@ -129,7 +129,7 @@ def _claim_stimulus_trace(full=False, device='cpu'):
        'leaves V_A = 0 at every gap while delay conditioning leaves any positive V_A, the key trace is the only tested family with a stimulus trace',
        source='paper C1 (its RetNet reading); criterion ours, written after decay and gated-delta missed the 0.05 lambda delay threshold',
        expected=f"tested: {', '.join(TESTED)}; 'no trace' = trace V_A <= 1e-9 at gaps 1-5 and delay V_A > 1e-9; pass iff trace: stimulus trace; decay, gated-delta, delta: no trace",
-       paper=Paper(0, 'at most', key='retnet_against_paper'))
+       paper=Paper(0, 'at most', key='retnet_against_paper', datum='time-isi-table'))
 def _claim_stimulus_trace_positive_delay(full=False, device='cpu'):
     cls = isi_table(TESTED, device=device, delay_min=1e-9).groupby('family', sort=False)['class'].first().to_dict()
     bad = [f for f in TESTED if cls[f] != EXPECTED[f]]
