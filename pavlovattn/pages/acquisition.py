@@ -188,11 +188,12 @@ DISSOCIATION_TESTED = ('hebbian', 'decay', 'delta')   # extinction-dissociation'
        'delta extinguishes A on A- trials and not at all on B- trials',
        source='derived here',
        expected='on ext: 20A+ | 20A- ; other: 20A+ | 20B-: hebbian A- change = 0; decay |A(ext) - A(other)| < 1e-12; '
-                'delta B- change < 1e-12 and |A after A-| < A after A+',
+                'delta B- change < 1e-12 and |A after A-| < A after A+; and (added 2026-12-06, so that a decay that never forgets '
+                'fails) decay loses A over the 20 A- trials wherever gamma < 1',
        exact=True)
 def _claim_dissociation(full=False, device='cpu'):
     g = _grid(full); n = 20
-    d = dict(hebbian_ext_change=0.0, decay_ext_vs_other=0.0, delta_other_change=0.0, delta_ext_min_drop=float('inf'))
+    d = dict(hebbian_ext_change=0.0, decay_ext_vs_other=0.0, delta_other_change=0.0, delta_ext_min_drop=float('inf'), decay_min_loss=float('inf'))
     for b, gm, k2 in g.tolist():
         c = {rule: (lambda r: (design_curve(r, 'ext'), design_curve(r, 'other')))(
                  simulate(DESIGN, rule=rule, beta=b, salience={'A': k2}, device=device, **FAMILIES[rule].kwargs(gamma=gm))) for rule in DISSOCIATION_TESTED}
@@ -200,6 +201,9 @@ def _claim_dissociation(full=False, device='cpu'):
         d['decay_ext_vs_other'] = max(d['decay_ext_vs_other'], float((c['decay'][0] - c['decay'][1]).abs().max()))
         d['delta_other_change'] = max(d['delta_other_change'], float((c['delta'][1][n:] - c['delta'][1][n]).abs().max()))
         d['delta_ext_min_drop'] = min(d['delta_ext_min_drop'], float(c['delta'][0][n] - c['delta'][0][-1].abs()))
-    ok = d['hebbian_ext_change'] == 0 and d['decay_ext_vs_other'] < 1e-12 and d['delta_other_change'] < 1e-12 and d['delta_ext_min_drop'] > 0
+        if gm < 1: d['decay_min_loss'] = min(d['decay_min_loss'], float(c['decay'][0][n] - c['decay'][0][-1]))
+    ok = (d['hebbian_ext_change'] == 0 and d['decay_ext_vs_other'] < 1e-12 and d['delta_other_change'] < 1e-12 and d['delta_ext_min_drop'] > 0
+          and d['decay_min_loss'] > 0)
     return Verdict(f"hebbian A- change {d['hebbian_ext_change']:.0e}; decay |ext - other| {d['decay_ext_vs_other']:.0e}; delta B- change "
-                   f"{d['delta_other_change']:.0e}, A- drop >= {d['delta_ext_min_drop']:.2f} ({len(g)} settings)", ok, d)
+                   f"{d['delta_other_change']:.0e}, A- drop >= {d['delta_ext_min_drop']:.2f}; decay loses >= {d['decay_min_loss']:.2e} where gamma < 1 "
+                   f"({len(g)} settings)", ok, d)
