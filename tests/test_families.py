@@ -313,3 +313,67 @@ def test_chunked_short_sequence_is_one_chunk_of_its_length():
     c = forward(fam, q, k, v, b, g, S0, algorithm='chunked', chunk=11)
     s = forward(fam, q, k, v, b, g, S0, algorithm='sequential')
     assert all(torch.equal(x, y) for x, y in zip(a[:3], c[:3])) and (a[1] - s[1]).abs().max() < 1e-12
+
+
+# ---- families whose state is more than one matrix (issue 47) ---------------------------------------------------------
+import pavlovattn.model.families as _fams
+from pavlovattn.model.families import Family, register
+
+def _toy_state_family(name='toy-state'):
+    "A family with an associability row and a d_k-row block: a delta write at rate alpha_i, alpha decaying, the block counting k k^T."
+    def step(S, k, v, b, g, kw):
+        dv = v.shape[-1]; W, a, C = S[:, :dv], S[:, dv], S[:, dv + 1:]
+        W = W + b[:, None, None] * (v - (W @ k[:, :, None])[..., 0])[:, :, None] * (a * k)[:, None, :]
+        return torch.cat([W, 0.9 * a[:, None], C + k[:, :, None] * k[:, None, :]], 1)
+    return Family(name, 'toy', 'toy', 'S', state=(('alpha', 1), ('count', 'dk')), step=step,
+                  init=lambda dv, dk: torch.cat([torch.ones(1, dk), torch.zeros(dk, dk)]))
+
+@pytest.fixture
+def forget():
+    "Remove the families a test registers (the registry is process-wide)."
+    before = set(_fams.FAMILIES); yield
+    for n in set(_fams.FAMILIES) - before: _fams.FAMILIES.pop(n)
+
+def test_state_blocks_carried_through_recur(forget):
+    "A run split in two with the state carried equals one run, bit for bit; the default state is the family's init; reads see the associations only."
+    fam = _toy_state_family(); gen = torch.Generator().manual_seed(1)
+    k = torch.rand(2, 9, 3, 4, generator=gen, dtype=torch.float64); v = torch.rand(2, 9, 3, 2, generator=gen, dtype=torch.float64)
+    one = recur(k, v, rule=fam, beta=0.5)
+    a = recur(k[:, :4], v[:, :4], rule=fam, beta=0.5); b = recur(k[:, 4:], v[:, 4:], rule=fam, beta=0.5, S0=a.state)
+    assert one.state.shape == (2, 3, 2 + 1 + 4, 4)
+    assert torch.equal(one.state, b.state) and torch.equal(one.pred[:, 4:], b.pred)
+    assert torch.allclose(fam.parts(one.state, 2)['alpha'][..., 0, :], torch.full((2, 3, 4), 0.9 ** 9, dtype=torch.float64), rtol=0, atol=1e-15)
+    assert torch.allclose(fam.parts(one.state, 2)['count'], torch.einsum('bthi,bthj->bhij', k, k), atol=1e-14)
+    S = one.state[..., :2, :]
+    assert torch.allclose(one.out[:, -1], (S @ k[:, -1, :, :, None])[..., 0], atol=1e-14)   # the read-out: associations only
+    with pytest.raises(ValueError, match=r'd_v \+ alpha \+ count'): recur(k, v, rule=fam, S0=torch.zeros(2, 3, 2, 4, dtype=torch.float64))
+
+def test_state_family_in_a_layer_and_a_file(tmp_path, forget):
+    "A layer starts from the family's initial state and returns a state of its rows; a family with state blocks loads from a user's file."
+    from pavlovattn.model.layers import AttentionMixer
+    m = AttentionMixer(16, 2, rule=_toy_state_family(), conv_size=0, dtype=torch.float64)
+    st = m.init_state(3)
+    assert st.recurrent.shape == (3, 2, 8 + 1 + 8, 8) and torch.equal(st.recurrent[:, :, 8], torch.ones(3, 2, 8, dtype=torch.float64))
+    y, st2 = m(torch.randn(3, 5, 16, dtype=torch.float64), return_state=True)
+    assert st2.recurrent.shape == st.recurrent.shape and torch.isfinite(y).all()
+    f = tmp_path / 'mine.py'
+    f.write_text("import torch\nfrom pavlovattn.model.families import Family\n"
+                 "FAMILY = Family('mine-state', 'a', 'c', 'S', state=(('m', 'dv'),), init=lambda dv, dk: torch.full((dv, dk), 2.),\n"
+                 "                step=lambda S, k, v, b, g, kw: torch.cat([S[:, :1] + b[:, None, None] * v[:, :, None] * k[:, None, :], S[:, 1:] * 0.5], 1))\n")
+    tr = recur(torch.ones(1, 3, 1, 2, dtype=torch.float64), torch.ones(1, 3, 1, 1, dtype=torch.float64), rule=str(f))
+    assert torch.equal(tr.state[0, 0, 1], torch.full((2,), 0.25, dtype=torch.float64)) and tr.pred[0, -1, 0, 0] == 4.0
+
+@pytest.mark.parametrize('kw, msg', [
+    (dict(rate_bound=float('nan')), 'rate_bound must be a positive finite number'),
+    (dict(rate_bound=-1.0), 'rate_bound must be a positive finite number'),
+    (dict(default_gamma=1.5, gate='scalar'), r'default_gamma must be a number in \[0, 1\]'),
+    (dict(default_gamma=-0.1, gate='scalar'), r'default_gamma must be a number in \[0, 1\]'),
+    (dict(name='bad\x1bname'), 'control characters'),
+    (dict(state=(('alpha', 0),)), 'state blocks are'),
+    (dict(state=(('S', 1),)), 'state blocks are'),
+    (dict(state=(('a', 1), ('a', 'dk'))), 'distinct names'),
+])
+def test_register_refuses_fields_no_run_could_use(kw, msg, forget):
+    "Issue 49 item 4: a family's fields are checked when it is registered (each of these was registered before)."
+    spec = dict(name='badfam', attention='a', conditioning='c', update='S', step=lambda S, k, v, b, g, kw: S) | kw
+    with pytest.raises(ValueError, match=msg): register(Family(**spec))

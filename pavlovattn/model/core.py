@@ -38,7 +38,7 @@ class Trace(NamedTuple):
     "Result of `recur` (and `probe_readouts`): read-before-write predictions, post-write outputs, final state (and probe read-outs)."
     pred: torch.Tensor   # [B,T,H,dv]: S_{t-1} k_t, the response on trial t (Rescorla-Wagner's prediction)
     out: torch.Tensor    # [B,T,H,dv]: S_t q_t, what an attention layer outputs
-    state: object        # [B,H,dv,dk] tensor ([B,H,dv+1,dk] for families with an extra row), or an ExemplarMemory for `softmax`
+    state: object        # [B,H,rows,dk] tensor: the dv rows of associations, then the family's further state (`Family.blocks`: [B,H,dv+1,dk] with a key sum or trace); an ExemplarMemory for `softmax`
     probes: torch.Tensor|None = None  # [B,T,H,C,dv]: S_t p_c, fixed probe keys read after every step (`probe_readouts`)
 
 # %% ../../nbs/00_core.ipynb #6b1c2362
@@ -116,7 +116,7 @@ def _trace_bytes(fam, B:int, T:int, H:int, dk:int, dv:int, C:int, reads, grad:bo
     if fam.grows:                                           # the exemplar memory, its probes' running sums, the blocked reads
         n += B * H * (T + n0) * (dk + dv + 1) + B * (T + n0) * H * C * (dv + 1) + 4 * 2**24
     else:
-        rows = fam.rows(dv)
+        rows = fam.rows(dv, dk)
         n += B * H * rows * dk
         if grad: n += B * H * rows * dk * (-(-T // max(chunk, 1)) if alg in ('chunked', 'kernel') else T) + 4 * B * T * H * (dk + dv)
     return 2.0 * itemsize * n
@@ -199,7 +199,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           rule='delta',              # a family: a name of `FAMILIES`, a `Family`, or a file or module defining one (`families.load_family`)
           beta=1.0,                  # write rate per step, broadcast to `[B,T,H]` (>= 0)
           gamma=None,                # the family's γ per step, `[B,T,H]` (`[B,T,H,dk]` for per-channel gates); default: the family's
-          S0=None,                   # initial state `[B,H,dv,dk]` (`[B,H,dv+1,dk]` with an extra row; an `ExemplarMemory` for softmax)
+          S0=None,                   # initial state `[B,H,rows,dk]`: `[B,H,dv,dk]`, plus the family's further rows (`Family.rows`); an `ExemplarMemory` for softmax; None: `Family.initial_state`
           tau:float|None=None,       # softmax temperature (default 1; softmax only)
           sink:float|None=None,      # softmax sink weight (key 0, value 0; default 1; softmax only)
           reads=True,                # True: `pred` and `out`; 'out': only `out` (what a layer needs); False: only the state
@@ -263,10 +263,11 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
         if P is not None: res = res._replace(probes=_softmax_probes(res.state, P, T, tau, sink))
     else:
-        rows = fam.rows(dv)
+        rows = fam.rows(dv, dk)
         S = None if S0 is None else _tensor(S0, 'S0', k)
         if S is not None and S.shape != (B, H, rows, dk):
-            raise ValueError(f"S0 must be [batch, heads, d_v{' + 1' if rows > dv else ''}, d_k] = {(B, H, rows, dk)}; got {tuple(S.shape)}")
+            more = ''.join(f' + {n}' for n, _ in fam.blocks) if fam.state else ' + 1' if rows > dv else ''
+            raise ValueError(f"S0 must be [batch, heads, d_v{more}, d_k] = {(B, H, rows, dk)}; got {tuple(S.shape)}")
         uses_g = 'gamma' in fam.params
         res = Trace(*forward(fam, q, k, v, b, g if uses_g else None, S, kw, P, reads, alg, chunk))
     if check:

@@ -46,6 +46,8 @@ class Family:
     blocked: Callable|None = field(default=None, repr=False, compare=False) # its own closed form of a blocked design (exemplar memories); None: composed from `acquisition` and `rest`
     model: str|None = None           # the conditioning model its update is an instance of: 'rw' (error correction), 'contiguity', 'exemplar'; None: not stated
     fast: dict = field(default_factory=dict, repr=False, compare=False)   # its own fast forms {name: (q, k, v, b, g, S0, kw, probes, reads) -> as `reference`}, checked against it when registered
+    state: tuple = ()                # further state after the d_v rows of associations: ((name, size), ...), size a number of rows, 'dk' or 'dv'
+    init: Callable|None = field(default=None, repr=False, compare=False)  # (dv, dk) -> the further state's rows at the start `[rows - dv, dk]`; None: zeros
 
 # %% ../../nbs/00c_families.ipynb #0cc1c764
 @patch(as_prop=True)
@@ -108,10 +110,44 @@ def positive_keys(self:Family) -> bool:
     "Whether its read-out divides by a key sum, so keys and queries must be non-negative (a layer maps them through elu + 1)."
     return self.extra_row == 'norm'
 
+@patch(as_prop=True)
+def blocks(self:Family) -> tuple:
+    "Its state after the `d_v` rows of associations, as named blocks `((name, size), ...)`: the extra row of the built-in key sum or key trace, or its own `state`."
+    return ((self.extra_row, 1),) if self.extra_row else tuple(self.state)
+
+def _block_rows(fam, size, dv:int, dk:int|None) -> int:
+    "Rows of one state block: a number, or 'dv' / 'dk' (the value or key width)."
+    if size == 'dv': return dv
+    if size != 'dk': return int(size)
+    if dk is None: raise ValueError(f"the {fam.name} family's state has a block of d_k rows: give its key width (rows(dv, dk))")
+    return dk
+
 @patch
-def rows(self:Family, dv:int) -> int:
-    "Rows of its state for values of width `dv`: one more with an extra row (a key sum, a key trace)."
-    return dv + (1 if self.extra_row else 0)
+def rows(self:Family, dv:int, dk:int|None=None) -> int:
+    "Rows of its state `[rows, d_k]` for values of width `dv` (and keys of width `dk`): `dv` rows of associations, then every block of `blocks`."
+    return dv + sum(_block_rows(self, s, dv, dk) for _, s in self.blocks)
+
+# %% ../../nbs/00c_families.ipynb #a8a281ba
+@patch
+def parts(self:Family, S, dv:int) -> dict:
+    "The named blocks of a state `S` `[..., rows, d_k]` (views): `'S'` the `dv` rows of associations, then each of `blocks`."
+    out, a = {'S': S[..., :dv, :]}, dv
+    for name, size in self.blocks:
+        n = _block_rows(self, size, dv, S.shape[-1]); out[name] = S[..., a:a + n, :]; a += n
+    return out
+
+@patch
+def initial_state(self:Family, B:int, H:int, dv:int, dk:int, dtype=torch.float64, device='cpu'):
+    "The state a run starts from when none is given, `[B, H, rows, d_k]`: zero associations, and the further blocks from `init` (zeros without one)."
+    S = torch.zeros(B, H, self.rows(dv, dk), dk, dtype=dtype, device=device)
+    if self.init is not None: S[..., dv:, :] = torch.as_tensor(self.init(dv, dk), dtype=dtype, device=device)
+    return S
+
+@patch
+def reader(self:Family, dv:int) -> Callable:
+    "Its read-out (S, x) -> `[N, d_v]`: `read`, else the associations (the first `dv` rows) times x."
+    if self.read is not None: return self.read
+    return _dot if not self.blocks else lambda S, x: _dot(S[:, :dv], x)
 
 # %% ../../nbs/00c_families.ipynb #d1446d36
 def _is_one(x) -> bool:
@@ -250,6 +286,22 @@ def family(rule) -> Family:
     except (KeyError, TypeError): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(FAMILIES)} "
                                                    "(or a Python file or module:NAME that defines a Family)") from None
 
+# %% ../../nbs/00c_families.ipynb #b3f88cfb
+def _check_fields(fam:Family) -> None:
+    "Refuse, in one line each, a family's fields that no run could use: a rate bound or γ that is not a number in range, state blocks that are not named sizes."
+    rb, dg = fam.rate_bound, fam.default_gamma
+    if rb is not None and not (isinstance(rb, (int, float)) and not isinstance(rb, bool) and rb > 0 and math.isfinite(rb)):
+        raise ValueError(f"the {fam.name} family's rate_bound must be a positive finite number or None; got {rb!r}")
+    if dg is not None and not (isinstance(dg, (int, float)) and not isinstance(dg, bool) and 0 <= dg <= 1):
+        raise ValueError(f"the {fam.name} family's default_gamma must be a number in [0, 1] (a decay) or None; got {dg!r}")
+    names = [b[0] if isinstance(b, tuple) and len(b) == 2 else None for b in fam.state]
+    for b, n in zip(fam.state, names):
+        ok = n is not None and isinstance(n, str) and n.isidentifier() and n != 'S' and (b[1] in ('dk', 'dv') or
+             (isinstance(b[1], int) and not isinstance(b[1], bool) and b[1] >= 1))
+        if not ok: raise ValueError(f"the {fam.name} family's state blocks are (name, size) pairs, a name other than 'S' and a size >= 1, 'dk' or 'dv'; got {b!r}")
+    if len(set(names)) < len(names): raise ValueError(f"the {fam.name} family's state blocks need distinct names; got {names}")
+    if fam.init is not None and not callable(fam.init): raise ValueError(f"the {fam.name} family's init must be a function (dv, dk) -> rows; got {fam.init!r}")
+
 # %% ../../nbs/00c_families.ipynb #8acd1f42
 def register(fam:Family) -> Family:
     "Make `fam` known by name to every entry point (a family defined outside the package); refuse a built-in name or a family without a `step`."
@@ -257,15 +309,17 @@ def register(fam:Family) -> Family:
     if _BUILTIN_SPECS.get(fam.name) is fam: return fam
     if fam.name in _BUILTIN_SPECS:
         raise ValueError(f"a built-in family is named {fam.name!r}: give yours another name (built-in: {', '.join(BUILTIN)})")
-    if not isinstance(fam.name, str) or not fam.name or any(c in fam.name for c in ' :/\\') or fam.name.endswith('.py'):
-        raise ValueError(f"a family's name is a word without spaces, ':' or '/'; got {fam.name!r}")
+    if not isinstance(fam.name, str) or not fam.name or any(c in fam.name for c in ' :/\\') or fam.name.endswith('.py') \
+       or not fam.name.isprintable():
+        raise ValueError(f"a family's name is a word without spaces, ':', '/' or control characters; got {fam.name!r}")
+    _check_fields(fam)
     if fam.step is None or not callable(fam.step):
         raise ValueError(f"the {fam.name} family needs a step(S, k, v, beta, gamma, kw) -> S: the update the plain loop runs")
     if fam.gate not in GATES: raise ValueError(f"the {fam.name} family's gate must be one of {', '.join(GATES)}; got {fam.gate!r}")
     if fam.default_gamma is not None and fam.gate == 'none':
         raise ValueError(f"the {fam.name} family has a gamma: say its shape, gate='scalar' (one per step) or 'channel' (one per key feature)")
     if fam.exemplar or fam.write_key or fam.extra_row:
-        raise ValueError(f"the {fam.name} family: exemplar memories, write keys and extra state rows are built-in only (the plain loop keeps a [d_v, d_k] state)")
+        raise ValueError(f"the {fam.name} family: exemplar memories, write keys and the built-in extra rows are built-in only (further state: give `state` blocks)")
     if fam.model not in (None, 'rw', 'contiguity', 'exemplar'):
         raise ValueError(f"the {fam.name} family's model must be 'rw', 'contiguity', 'exemplar' or None; got {fam.model!r}")
     for name, fn in fam.fast.items():
@@ -283,7 +337,7 @@ def _fast_error(fam, fn, B=2, T=19, H=2, dk=4, dv=3) -> float:
     gen = torch.Generator().manual_seed(0); r = lambda *s: torch.rand(*s, generator=gen, dtype=torch.float64)
     k = torch.nn.functional.normalize(r(B, T, H, dk) - 0.5, dim=-1); q, v = r(B, T, H, dk) - 0.5, r(B, T, H, dv) - 0.5
     g = (0.05 + 0.95 * r(B, T, H, *([dk] if fam.gamma_channels(dk) else []))) if 'gamma' in fam.params else None
-    args = (q, k, v, r(B, T, H), g, r(B, H, fam.rows(dv), dk) - 0.5, None, r(B, H, 3, dk) - 0.5)
+    args = (q, k, v, r(B, T, H), g, r(B, H, fam.rows(dv, dk), dk) - 0.5, None, r(B, H, 3, dk) - 0.5)
     got, want = fn(*args, True), reference(fam, *args, True)
     if not (isinstance(got, tuple) and len(got) == 4): return float('inf')
     return max(float((a - b).abs().max()) if a is not None and b is not None and a.shape == b.shape else (0. if a is None and b is None else float('inf'))
@@ -376,10 +430,11 @@ def reference(fam:Family,       # the family: its `step` and `read` are all that
     B, T, H, dk = k.shape; N = B * H
     flat = lambda x: None if x is None else x.transpose(1, 2).reshape(N, T, *x.shape[3:])    # [B,T,H,*] -> [N,T,*]
     K, V, Q, Bt, G, W = (flat(x) for x in (k, v, q, b, g, kw))
-    R = fam.rows(v.shape[-1])                                            # sizes given, not inferred: N may be 0
-    S = k.new_zeros(N, R, dk) if S0 is None else S0.reshape(N, R, dk)
+    R = fam.rows(v.shape[-1], dk)                                        # sizes given, not inferred: N may be 0
+    if S0 is not None: S = S0.reshape(N, R, dk)
+    else: S = k.new_zeros(N, R, dk) if fam.init is None else fam.initial_state(B, H, v.shape[-1], dk, k.dtype, k.device).reshape(N, R, dk)
     P = None if probes is None else probes.reshape(N, probes.shape[-2], dk)
-    read = fam.read or _dot
+    read = fam.reader(v.shape[-1])
     preds, outs, prs = [], [], []
     for t in range(T):
         if reads is True: preds.append(read(S, K[:, t]))

@@ -326,7 +326,7 @@ def init_state(self:AttentionMixer, batch:int, device=None, dtype=None) -> Mixer
     if isinstance(batch, bool) or not hasattr(batch, '__index__') or batch < 0: raise ValueError(f"batch must be a whole number >= 0; got {batch!r}")
     p = self.q_proj.weight; kw = dict(device=device or p.device, dtype=dtype or p.dtype); H, dk, dv = self.H, self.dk, self.dv
     if self.fam.grows: S = ExemplarMemory(torch.zeros(batch, 0, H, dk, **kw), torch.zeros(batch, 0, H, dv, **kw), torch.zeros(batch, 0, H, **kw))
-    else: S = torch.zeros(batch, H, self.fam.rows(dv), dk, **kw)
+    else: S = self.fam.initial_state(batch, H, dv, dk, **kw)
     conv = None if self.convs is None else tuple(torch.zeros(batch, self.conv_size - 1, c.channels, **kw) for c in self.convs)
     return MixerState(S, conv, self.fam.name)
 
@@ -334,7 +334,7 @@ def init_state(self:AttentionMixer, batch:int, device=None, dtype=None) -> Mixer
 def state_size(self:AttentionMixer, sequence_length:int=2048, **_) -> int:
     "Numbers in one sequence's state (Zoology's interface): every head's memory and the convolution window (softmax: grows with the sequence)."
     H, dk, dv, fam = self.H, self.dk, self.dv, self.fam
-    mem = sequence_length * H * (dk + dv + 1) if fam.grows else H * fam.rows(dv) * dk
+    mem = sequence_length * H * (dk + dv + 1) if fam.grows else H * fam.rows(dv, dk) * dk
     return mem + (0 if self.convs is None else (self.conv_size - 1) * H * (2 * dk + dv))
 
 # %% ../../nbs/00d_layers.ipynb #61f7ea12
@@ -354,7 +354,7 @@ def _state(self:AttentionMixer, state, B):
              and tuple(S.values.shape) == tuple(S.keys.shape[:3]) + (dv,) and S.weights.shape == S.keys.shape[:3]
         want = f"an ExemplarMemory with keys [batch={B}, n, heads={H}, d_k={dk}], values [.., d_v={dv}], weights [batch, n, heads]"
     else:
-        want = (B, H, fam.rows(dv), dk)
+        want = (B, H, fam.rows(dv, dk), dk)
         ok = torch.is_tensor(S) and tuple(S.shape) == want
     if not ok:
         got = tuple(S.shape) if torch.is_tensor(S) else (tuple(tuple(t.shape) for t in S) if isinstance(S, ExemplarMemory) else type(S).__name__)
