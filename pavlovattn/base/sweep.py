@@ -169,7 +169,7 @@ class Store:
 _LOADED: dict = {}   # (file, source hash) -> module: a task file is executed once per worker process
 
 def _function(spec:dict):
-    "The function of a task, in whatever process runs it: a registered kind, `module:function`, or a file's shipped source."
+    "The function of a task, in whatever process runs it: `module:function`, a file's shipped source, or a registered kind (its module imported; a kind registered from `__main__`, a notebook's or a script's namespace, found where the package registers it)."
     name = spec['task'].rpartition(':')[2]
     if spec.get('source') is not None:
         k = (spec['file'], _sha(spec['source']))
@@ -177,9 +177,13 @@ def _function(spec:dict):
             m = types.ModuleType(f"pavlovattn_task_{k[1]}"); m.__file__ = spec['file']
             exec(compile(spec['source'], spec['file'], 'exec'), m.__dict__); _LOADED[k] = m
         return getattr(_LOADED[k], name)
-    if spec['task'] not in KINDS and spec.get('module'): importlib.import_module(spec['module'])   # a worker: the kind's own page
     if spec['task'] in KINDS: return KINDS[spec['task']].fn
-    return getattr(importlib.import_module(spec['task'].rpartition(':')[0]), name)
+    if ':' in spec['task']: return getattr(importlib.import_module(spec['task'].rpartition(':')[0]), name)
+    if spec.get('module') not in (None, '__main__'): importlib.import_module(spec['module'])   # a worker: the kind's own page
+    if spec['task'] not in KINDS: discover()          # registered from a notebook or script (`__main__`), which a worker cannot import: the package's own
+    need(spec['task'] in KINDS, f"the task kind {spec['task']!r} was registered in {spec.get('module')!r}, which this worker process cannot import: "
+         "register it in a module (or name it module:function), or run it with backend='inprocess'")
+    return KINDS[spec['task']].fn
 
 def _plain(x):
     "A JSON value of `x`: numpy and torch scalars as numbers, non-finite numbers as None, tuples as lists, anything else as its string."
