@@ -18,10 +18,10 @@ from .orders import SAMPLINGS, RNGS, trial_orders, _orders, _torch_orders, _run_
 from .results import Result, plot_compare
 
 # %% auto #0
-__all__ = ['KEY_CODINGS', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALMR_DEFAULTS', 'cue_keys', 'probe_rule', 'probe_read',
-           'Inputs', 'compile_group', 'written_order', 'design_rules', 'expected_absent', 'vhw_keys', 'memory_estimate',
-           'PartialWarning', 'simulate', 'compare', 'calmr_parameters', 'refuse_unmodelled', 'design_blocks',
-           'closed_form', 'rw_reference_error', 'explore', 'SizeError']
+__all__ = ['KEY_CODINGS', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'COMPOSITES', 'CALMR_DEFAULTS', 'cue_keys', 'probe_rule',
+           'probe_read', 'Inputs', 'compile_group', 'written_order', 'design_rules', 'expected_absent', 'vhw_keys',
+           'memory_estimate', 'PartialWarning', 'simulate', 'composite', 'compare', 'calmr_parameters',
+           'refuse_unmodelled', 'design_blocks', 'closed_form', 'rw_reference_error', 'explore', 'SizeError']
 
 # %% ../../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -299,8 +299,11 @@ def _block_steps(fam, o, inp, Kc, per_subject, algorithm, omega) -> dict:
     tr = probe_readouts(k, inp.v[ix][..., None], Kc, reads=True, rule=fam.name, beta=inp.beta[ix], gamma=inp.gamma[ix] if 'gamma' in fam.params else None,
                         algorithm=fam.loop if algorithm == 'auto' else algorithm, **extra)
     pred = probe_read(fam, tr, inp.probe[ix])[..., 0]                              # [S, T, heads]
-    V = _cols(tr.probes[..., 0])
-    m, sd = batch_mean_sd(V)
+    return _summaries(pred, _cols(tr.probes[..., 0]), ix, N, per_subject)
+
+def _summaries(pred, V, ix, N:int, per_subject:bool) -> dict:
+    "A block's summaries from each step's prediction `pred` `[S, T, heads]` and every cue's read-out after each step `V` `[S, T, C]`: their mean and sd over the block, the predictions summed per row `ix` (`pred_sum`), and with `per_subject` `V` itself."
+    (S, T, H), (m, sd) = pred.shape, batch_mean_sd(V)
     out = dict(mean=m.cpu(), sd=sd.cpu(), pred_sum=_heads_last(pred.new_zeros(S, N, H).scatter_add_(1, ix[..., None].expand(S, T, H), pred)).cpu())
     if per_subject: out['V'] = V.cpu()
     return out
@@ -482,15 +485,17 @@ def simulate(design,                  # a design string or a parsed `Design`
     Kc, groups = _compile(run)                            # the cue keys, and each group's rows (`compile_group`)
     params = _params(run, Kc.shape[1])
     runs = _run(run, Kc, groups, params)                  # every subject, block by block
-    notes = _notes(run.d, run.assoc)
+    notes = _notes(run.d, run.assoc, run.stack)
     for x in notes: warnings.warn(x, PartialWarning, stacklevel=2)
-    return Result(run.d, run.rule, params, run.cues if run.names == (None,) else tuple(f'{c}:{u}' for c in run.cues for u in run.names), runs,
+    return Result(run.d, run.label, params, run.cues if run.names == (None,) else tuple(f'{c}:{u}' for c in run.cues for u in run.names), runs,
                   outcomes=run.names if run.assoc == 'all' else None, notes=notes)
 
 # %% ../../nbs/01_designs.ipynb #4e56c4b0
 def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, normalize, subjects, seed, dtype, device, tau,
               miniblocks, dialect, per_subject, algorithm, allow_unstable, sampling, rng, omega, orders, associations) -> SimpleNamespace:
-    "`simulate`'s arguments checked, in the order it has always checked them (the design and its options, the family's own parameters, the values per US, then the device and the run's size), and made canonical: the run."
+    "`simulate`'s arguments checked, in the order it has always checked them (the design and its options, the family's own parameters, the values per US, then the device and the run's size), and made canonical: the run. A stack (`composite`) is checked by `_stack_checks` and compiled with plain rows."
+    st = composite(rule)
+    if st is not None: rule = _stack_checks(st, design, dialect, gamma, omega, algorithm, associations)
     if not isinstance(rule, str) or rule.endswith('.py') or ':' in rule: rule = family(rule).name   # a `Family`, or a file or module defining one (a name is checked below, in the designs' order)
     d = parse_design(design, dialect)
     miniblocks = (dialect == 'calmr' and sampling != 'iid') if miniblocks is None else bool(miniblocks)
@@ -510,7 +515,7 @@ def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, norma
     return SimpleNamespace(d=d, rule=rule, fam=fam, gamma=gamma, omega=omega, assoc=assoc, cues=cues, names=names, lams=lams, rates=rates,
                            subjects=subjects, seed=seed, dk=dk, dtype=dtype, miniblocks=miniblocks, keys=keys, overlap=overlap, salience=salience,
                            normalize=normalize, device=device, tau=tau, dialect=dialect, per_subject=per_subject, algorithm=algorithm,
-                           allow_unstable=allow_unstable, sampling=sampling, rng=rng, orders=orders)
+                           allow_unstable=allow_unstable, sampling=sampling, rng=rng, orders=orders, stack=st, label=rule if st is None else st.name)
 
 # %% ../../nbs/01_designs.ipynb #15849d6f
 def _family_values(fam, gamma, omega) -> tuple:
@@ -544,9 +549,10 @@ def _compile(run) -> tuple:
     kd = cue_keys(run.cues, keys=run.keys, dk=run.dk, overlap=run.overlap, salience=run.salience, seed=run.seed, dtype=torch.float64)
     groups = []
     for g in run.d.groups:
-        reps, lut = _distinct_steps(g, run.assoc) if not run.per_subject else (list(range(len(g.trial_types))), None)   # per_subject keeps every step's sums
+        reps, lut = _distinct_steps(g, run.assoc) if not (run.per_subject or run.stack) else (list(range(len(g.trial_types))), None)   # per_subject keeps every step's sums; a stack, every step's place in its trial
         groups.append((compile_group(g, run.cues, kd, run.fam, run.lams, run.rates, run.gamma, run.names, run.normalize, run.assoc, reps), lut))
-    _check_rates(run.d, [inp for inp, _ in groups], run.fam, run.allow_unstable, stacklevel=4)
+    for fam, r in ([(run.fam, 1.0)] if run.stack is None else zip(run.stack.layers, run.stack.rates)):   # a stack: each layer at its rate
+        _check_rates(run.d, [inp._replace(beta=inp.beta * r) for inp, _ in groups], fam, run.allow_unstable, stacklevel=4)
     return torch.stack([kd[c] for c in run.cues]).to(dtype=run.dtype, device=run.device), groups
 
 def _params(run, dk:int) -> dict:
@@ -563,6 +569,7 @@ def _params(run, dk:int) -> dict:
     if run.omega is not None: p['omega'] = run.omega
     if run.orders is not None: p['orders'] = 'given'
     if run.assoc == 'all': p['associations'] = 'all'
+    if run.stack is not None: p['stack'] = run.stack.name
     return p
 
 # %% ../../nbs/01_designs.ipynb #5566954d
@@ -570,7 +577,7 @@ def _run(run, Kc, groups, params) -> dict:
     "Every group's subjects through its compiled rows: `Result.runs`. The orders are drawn per block of subjects (`_run_orders`), or once (rng='torch'), or given."
     drawn = _torch_orders(run.d, run.seed, run.subjects, run.sampling) if run.rng == 'torch' else {}     # one stream through all groups: drawn once
     if run.orders is not None: drawn.update(_given_orders(run.d, run.orders, run.subjects))
-    comp = _compiled(run.rule, run.dtype, run.device, run.algorithm)
+    comp = run.stack is None and _compiled(run.rule, run.dtype, run.device, run.algorithm)
     small = str(run.device) == 'cpu' and run.subjects * len(run.cues) < 2**20
     with _threads(1 if small else torch.get_num_threads()):   # per-step ops this small run faster on one thread
         return {g.name: _run_group(run, g, inp, lut, Kc, drawn, params, comp) for g, (inp, lut) in zip(run.d.groups, groups)}
@@ -587,10 +594,11 @@ def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
     lut = None if lut is None else torch.from_numpy(lut.astype(np.int16 if len(inp.rows) < 2**15 else np.int32))
     pcols = [i for i, t in enumerate(inp.trial_types) if t.probe]
     counts = torch.tensor([float(t.count) for t in inp.trial_types], dtype=torch.float64)
-    stats, pstats, keep = None, None, []
-    for lo, hi in _blocks(run.subjects, _subject_bytes(g.n, C, len(inp.rows), dk, comp, run.per_subject, run.fam.grows, _history(run.fam))):
+    stats, pstats, keep, L = None, None, [], 1 if run.stack is None else len(run.stack.layers) * (C + 1)   # a stack: each layer read with every cue
+    for lo, hi in _blocks(run.subjects, L * _subject_bytes(g.n, C, len(inp.rows), dk, comp, run.per_subject, run.fam.grows, True if run.stack else _history(run.fam))):
         o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(run.d, g, params, lo, hi)
-        out = _block(run.fam, _relabel(o, lut), inp, Kc, run.tau, run.per_subject, run.algorithm, run.omega)
+        out = (_block(run.fam, _relabel(o, lut), inp, Kc, run.tau, run.per_subject, run.algorithm, run.omega) if run.stack is None else
+               _block_stack(run.stack, o, inp, Kc, run.per_subject, _first_steps(g)))
         if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
             raise NonFiniteError(f'the {run.rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
         stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
@@ -607,8 +615,45 @@ def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
                    V=torch.cat([Kc.new_zeros(run.subjects, 1, C * H).cpu(), torch.cat([x['V'] for x in keep])], 1))
     return res
 
+# %% ../../nbs/01_designs.ipynb #f990b40f
+COMPOSITES: dict = {}   # {prefix: parser}: spec strings of composites of families (e.g. 'stack:delta>delta:chain'), filled by the page that defines them
+_PLAIN = 'hebbian'      # a composite's rows are compiled with a plain family's keys (no probe read as a query, no rate bound): each layer applies the probe rule itself
+_SCANNED = []
+
+def composite(rule):
+    "`rule` as a composite of families (an object with `layers` and `reads`, such as a stack), or None: the object itself, or a spec string `prefix:...` read by the parser its page registered in `COMPOSITES`."
+    if hasattr(rule, 'layers') and callable(getattr(rule, 'reads', None)): return rule
+    if not (isinstance(rule, str) and ':' in rule and not rule.endswith('.py')): return None
+    prefix = rule.split(':', 1)[0]
+    if prefix not in COMPOSITES and not _SCANNED: importlib.import_module('pavlovattn.base.registry').discover(); _SCANNED.append(True)   # registries are filled from above
+    return COMPOSITES[prefix](rule) if prefix in COMPOSITES else None
+
+# %% ../../nbs/01_designs.ipynb #ca37ef7d
+def _stack_checks(st, design, dialect, gamma, omega, algorithm, associations) -> str:
+    "Refuse, in one line each, what a composite does not take; the family its rows are compiled with."
+    for n, x, ok in (('gamma', gamma, None), ('omega', omega, None), ('algorithm', algorithm, 'auto'), ('associations', associations, 'us')):
+        if x is not None and x != ok: raise ValueError(f"{st.name}: {n}={x!r} is not taken by a stack (each layer has its own; {n} is left out)")
+    d = parse_design(design, dialect)
+    if d.named_us: raise ValueError(f'{st.name}: a stack learns one US; this design names several')
+    for g in d.groups:
+        for t in (t for ph in g.phases for t in ph.trials if t.timeline):
+            raise ValueError(f'{st.name}: group {g.name!r}, trial {t.label} is timed: a stack runs plain trials and calmr periods (A>B)')
+    return _PLAIN
+
+def _first_steps(g) -> torch.Tensor:
+    "`[rows]` bool: whether each step of `g.trial_types` is the first of its trial."
+    return torch.tensor([j == 0 for ph in g.phases for t in ph.trials for j in range(len(t.steps))])
+
+# %% ../../nbs/01_designs.ipynb #0b0dea3d
+def _block_stack(st, o, inp, Kc, per_subject:bool, first) -> dict:
+    "`_block` for a composite `st`: every subject's steps gathered from the compiled rows `inp` by the orders `o` `[S, T]`, with the key of the step before in the same trial (0 on a trial's first step), read by `st.reads`; summarised as a family's (`_summaries`)."
+    ix = o.to(inp.k.device).long(); fst = first.to(ix.device)[ix]
+    k = inp.k[ix]; prev = torch.cat([torch.zeros_like(k[:, :1]), k[:, :-1]], 1) * (~fst)[..., None].to(k.dtype)
+    pred, V = st.reads(k, prev, ~fst, inp.v[ix][..., 0], inp.beta[ix][..., 0], inp.probe[ix], Kc)
+    return _summaries(pred[..., None], V, ix, inp.v.shape[0], per_subject)
+
 # %% ../../nbs/01_designs.ipynb #21dc0b6b
-def _notes(d, assoc) -> tuple:
+def _notes(d, assoc, stack=None) -> tuple:
     "What a run of `d` answers only in part, or differently from calmr (`PartialWarning`, `Result.notes`)."
     notes = ()
     if d.dialect == 'calmr':                                      # calmr reads X_a as a nominal variant of the functional stimulus X
@@ -619,7 +664,8 @@ def _notes(d, assoc) -> tuple:
                           "'does not support functional/nominal stimuli'); here each is a stimulus of its own",)
     if assoc != 'all' and d.dialect == 'calmr':
         n, first = _unreported(d)
-        if n: notes += (f"partial: calmr's RW1972 also learns {n} stimulus-to-stimulus association{'s' * (n != 1)} this run does not report "
+        if n and stack is not None: notes += (f"differs: {stack.name} learns what its wiring states (the stacked-circuits page), not calmr's RW1972 stimulus-to-stimulus associations",)
+        elif n: notes += (f"partial: calmr's RW1972 also learns {n} stimulus-to-stimulus association{'s' * (n != 1)} this run does not report "
                         f"({', '.join(first)}{', ...' if n > len(first) else ''}); simulate(..., associations='all') computes them",)
         elif not d.outcomes: notes += ("no US: the design presents no (US), so every cue -> US strength is 0 by construction; "
                                        "associations='all' learns calmr's stimulus-to-stimulus associations",)
@@ -629,9 +675,9 @@ def compare(design,            # a design string or `Design`
             rules=RULES,       # families to run
             **kw,              # passed to `simulate` (beta, gamma, keys, subjects, ...)
            ) -> dict:          # {rule: Result}
-    "Simulate the same design under several families (`gamma` goes to the families that have one)."
-    d, fams = parse_design(design), _families()
-    return {r: simulate(d, rule=r, **{k: x for k, x in kw.items() if k != 'gamma' or r not in fams or 'gamma' in fams[r].params})
+    "Simulate the same design under several families or stacks (`gamma` goes to the families that have one; a stack is keyed by its name)."
+    d, fams, st = parse_design(design, kw.get('dialect', 'native')), _families(), lambda r: composite(r)
+    return {r if st(r) is None else st(r).name: simulate(d, rule=r, **{k: x for k, x in kw.items() if k != 'gamma' or (st(r) is None and (r not in fams or 'gamma' in fams[r].params))})
             for r in rules}
 
 # %% ../../nbs/01_designs.ipynb #ca1d0001

@@ -4,90 +4,143 @@
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #ea8edd03
 from __future__ import annotations
-import math
+import math, warnings
+from typing import NamedTuple
 import torch
-from ..model.core import recur
-from ..model.families import family
-from ..design.language import parse_design
+from fastcore.basics import patch
+from ..model.core import recur, probe_readouts
+from ..model.families import Family, family
+from ..design.designs import probe_rule, probe_read, simulate, COMPOSITES, PartialWarning
 from ..design.phenomena import Phenomenon, register
 from ..base.registry import claim, Verdict
 from ..base.sweep import kind
 from .acquisition import phase_curve
-from ..design.designs import probe_rule, probe_read
 
 # %% auto #0
-__all__ = ['WIRINGS', 'STACK_DESIGNS', 'STACK_BETA', 'stack_steps', 'stacked_run', 'closed_form', 'stacked_task']
+__all__ = ['WIRINGS', 'THIRD', 'STACK_DESIGNS', 'STACK_BETA', 'Stack', 'stack', 'parse_stack', 'stacked_run', 'closed_form',
+           'third_order', 'third_designs', 'stacked_task']
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #821bcae0
-WIRINGS = ('chain', 'bootstrap')   # the two ways this page wires two layers
+WIRINGS = ('chain', 'bootstrap')   # the ways this page wires layers in series
 
-def _refuse(d):
-    "Refuse, by name, what a stack here does not model: named USs, timed trials, US magnitudes, rates or lambdas set in the design."
-    for g in d.groups:
-        for ph in g.phases:
-            if ph.lam is not None or ph.beta is not None: raise ValueError(f'group {g.name}: lam= and beta= per phase are not modelled by a stack here')
-            for t in ph.trials:
-                for s in t.steps:
-                    if len(s.outcomes) > 1 or any(o != 'US' for o in s.outcomes) or t.timeline or s.magnitude != 1 or t.rate != 1 or t.lam is not None or t.beta is not None:
-                        raise ValueError(f'group {g.name}, trial {t.label}: one plain US per step only (no named USs, timed trials, magnitudes or rates) in a stack here')
+class Stack(NamedTuple):
+    "L attention layers in series, each a family, wired by `wiring`: what `simulate`, `compare` and the battery take in place of a family."
+    layers: tuple            # each layer's `Family`, layer 1 first
+    wiring: str = 'chain'    # 'chain' (a read-out is the next layer's query) or 'bootstrap' (a prediction joins the next layer's value)
+    rates: tuple = ()        # each layer's rate, times the design's (`simulate`'s β, ++ and beta=): 1 each by default
+    gammas: tuple = ()       # each layer's γ (None: its family's own)
+
+    @property
+    def name(self) -> str: return 'stack:' + '>'.join(f.name for f in self.layers) + ':' + self.wiring
+    @property
+    def params(self) -> tuple: return ('beta',)                    # a γ belongs to a layer, not to the stack
+    @property
+    def model(self):
+        "The conditioning model of its layers where they share one (None otherwise): what the battery's own-model column reads."
+        ms = {f.model for f in self.layers}; return ms.pop() if len(ms) == 1 else None
+    @property
+    def conditioning(self) -> str: return f"{len(self.layers)} layers in series ({self.wiring}): " + ' > '.join(f.conditioning for f in self.layers)
+    def kwargs(self, **kw) -> dict: return {n: x for n, x in kw.items() if n in self.params}
+    def gamma_or_default(self, gamma=None): return None
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #f361bcec
-def stack_steps(design, dialect:str='calmr', dtype=torch.float64, device='cpu') -> dict:
-    "The steps of each group, in the written order: each step's key, the key of the step before it in its trial (0 on a trial's first step), its US, whether it writes (a probe does not) and the probe it reads."
-    d = parse_design(design, dialect)
-    _refuse(d)
-    if any(ph.random for g in d.groups for ph in g.phases):
-        raise ValueError('a stacked circuit runs the trials in their written order here: a random (!) phase is not supported yet')
-    cues = list(dict.fromkeys(c for g in d.groups for ph in g.phases for t in ph.trials for s in t.steps for c in s.cues))
-    onehot = lambda cs: torch.tensor([float(c in cs) for c in cues], dtype=dtype, device=device)
-    out = {}
-    for g in d.groups:
-        rows = [(onehot(s.cues), None if p is None else onehot(p.cues), float(s.outcome == '+' or bool(s.outcomes)), not t.probe, t.label if t.probe else None)
-                for ph in g.phases for t in ph.trials for _ in range(t.count) for p, s in zip((None,) + t.steps[:-1], t.steps)]
-        z = torch.zeros(len(cues), dtype=dtype, device=device)
-        out[g.name] = dict(k=torch.stack([r[0] for r in rows])[None], prev=torch.stack([z if r[1] is None else r[1] for r in rows])[None],
-                           has_prev=torch.tensor([r[1] is not None for r in rows], device=device)[None],
-                           us=torch.tensor([r[2] for r in rows], dtype=dtype, device=device)[None],
-                           writes=torch.tensor([r[3] for r in rows], device=device)[None], probe=[r[4] for r in rows])
-    return dict(cues=cues, groups=out)
+def stack(layers,                # each layer's family (a name, a `Family` or a file), layer 1 first; one layer is the family itself
+          wiring:str='chain',    # 'chain' or 'bootstrap' (`WIRINGS`)
+          rates=None,            # each layer's rate relative to the design's (default 1 each)
+          gammas=None,           # each layer's γ (default: each family's own)
+         ) -> Stack:
+    "A stack of `len(layers)` attention layers wired by `wiring`; refused in one line where a layer cannot be stacked."
+    if isinstance(layers, (str, Family)): layers = (layers,)
+    fams = tuple(family(f) for f in layers); L = len(fams)
+    if L < 1: raise ValueError('a stack needs at least one layer')
+    if wiring not in WIRINGS: raise ValueError(f"unknown wiring {wiring!r}; valid: {', '.join(WIRINGS)}")
+    for f in fams:
+        if 'kw' in f.params: raise ValueError(f"the {f.name} family writes with keys from the cues expected but absent, which a stack's layers do not build: not stackable here")
+    rates, gammas = (1.0,) * L if rates is None else tuple(rates), (None,) * L if gammas is None else tuple(gammas)
+    if len(rates) != L or len(gammas) != L: raise ValueError(f'{L} layers need {L} rates and {L} gammas; got {len(rates)} and {len(gammas)}')
+    for r in rates:
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not (math.isfinite(r) and r >= 0): raise ValueError(f'a layer rate must be a finite number >= 0; got {r!r}')
+    for f, g in zip(fams, gammas):
+        if g is not None and 'gamma' not in f.params: raise ValueError(f'the {f.name} family has no gamma: leave its layer\'s gamma None')
+        if g is not None and not 0 <= g <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {g!r}')
+    return Stack(fams, wiring, tuple(float(r) for r in rates), gammas)
+
+def parse_stack(spec:str) -> Stack:
+    "A stack from its spec string `stack:FAMILY>FAMILY[>...]:WIRING` (e.g. `stack:delta>delta:bootstrap`; the wiring defaults to chain): what `simulate`, `battery` and `pavlovattn battery` read."
+    parts = spec.split(':')
+    if parts[0] != 'stack' or len(parts) not in (2, 3) or not all(parts[1].split('>')):
+        raise ValueError(f"a stack spec is stack:FAMILY>FAMILY[>...][:WIRING], e.g. stack:delta>delta:bootstrap; got {spec!r}")
+    return stack(tuple(parts[1].split('>')), parts[2] if len(parts) == 3 else 'chain')
+
+COMPOSITES['stack'] = parse_stack
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #f25aa0eb
-def _r(x): return x[:, :, None]            # [B, T, d] -> [B, T, H=1, d]
+def _read(fam, probe, k, v, beta, gamma, Q, before:bool=False):
+    "One layer that writes `k` -> `v` at rates `beta` under the designs page's probe rule (`probe_rule`: a probe writes and forgets nothing), read with queries `Q` `[S, T, n, dk]` after each step's write, or with `before`, before it: `[S, T, n, d_v]`."
+    if before:                                   # the writes one step later, behind a probe: the read at step t is the state before step t
+        sh = lambda x, z: torch.cat([torch.full_like(x[:, :1], z), x[:, :-1]], 1)
+        probe, k, v, beta, gamma = sh(probe, True), sh(k, 0), sh(v, 0), sh(beta, 0), None if gamma is None else sh(gamma, 1)
+    p = probe_rule(fam, probe, k, v, beta, gamma)
+    (S, T, n, dk), dv = Q.shape, p['v'].shape[-1]
+    rep = lambda x: x[:, None].expand(S, n, *x.shape[1:]).reshape(S * n, *x.shape[1:])
+    g = None if p['gamma'] is None else fam.per_feature(rep(p['gamma'])[..., None], dk)
+    tr = recur(rep(p['k'])[:, :, None], rep(p['v'])[:, :, None], q=Q.transpose(1, 2).reshape(S * n, T, 1, dk), rule=fam, beta=rep(p['beta'])[..., None],
+               gamma=g, algorithm=fam.loop)
+    return tr.out[:, :, 0].reshape(S, n, T, dv).transpose(1, 2)
 
-def _layer(fam, probe, k, v, beta, gamma):
-    "One layer over the steps under the probe rule of the designs page (`designs.probe_rule`: a probe writes and forgets nothing): what each step reads, `[B, T, d_v]`."
-    g = None if 'gamma' not in fam.params else torch.full(probe.shape, float(fam.gamma_or_default(gamma)), dtype=k.dtype, device=k.device)
-    p = probe_rule(fam, probe, k, v, beta, g)
-    run = lambda gg: recur(_r(p['k']), _r(p['v']), q=None if p['q'] is None else _r(p['q']), rule=fam, beta=p['beta'][..., None], gamma=gg)
-    try: tr = run(None if g is None else p['gamma'][..., None])                   # one γ per step ...
-    except ValueError as e:
-        if g is None or 'broadcast' not in str(e): raise
-        tr = run(p['gamma'][..., None, None])                                     # ... or one per key feature
-    return probe_read(fam, tr, probe)[:, :, 0]
+# %% ../../nbs/06a_stacked_circuits.ipynb #718a03ad
+def _own(fam, probe, k, v, beta, gamma, Kc) -> tuple:
+    "One layer read as a family is in `simulate`: (what each step reads before its write `[S, T, d_v]` (`probe_read`), every cue key of `Kc` read after each step `[S, T, C, d_v]` (`probe_readouts`))."
+    p = probe_rule(fam, probe, k, v, beta, gamma)
+    g = None if p['gamma'] is None else fam.per_feature(p['gamma'][..., None], k.shape[-1])
+    tr = probe_readouts(p['k'][:, :, None], p['v'][:, :, None], Kc, reads=True, rule=fam, beta=p['beta'][..., None], gamma=g,
+                        algorithm=fam.loop, **({} if p['q'] is None else dict(q=p['q'][:, :, None])))
+    return probe_read(fam, tr, probe)[:, :, 0], tr.probes[:, :, 0]
 
+# %% ../../nbs/06a_stacked_circuits.ipynb #1f797c51
+@patch
+def reads(self:Stack,
+          k, prev, has_prev,   # each step's key `[S, T, dk]`, the key of the step before it in its trial (0 on a first step) and whether there is one `[S, T]`
+          us, beta, probe,     # each step's US and rate `[S, T]` (0 on a probe) and whether it is a probe
+          Kc,                  # the cue keys `[C, dk]`
+         ) -> tuple:           # (the response to each step's stimuli `[S, T]`, every cue's response after each step `[S, T, C]`)
+    "Run the stack: each layer its family's recurrence (`recur`), wired as the page derives; what `simulate` calls for each block of subjects."
+    S, T, dk = k.shape; L, Kc = len(self.layers), Kc.to(k)
+    gam = [None if 'gamma' not in f.params else torch.full((S, T), float(f.gamma_or_default(g)), dtype=k.dtype, device=k.device) for f, g in zip(self.layers, self.gammas)]
+    cues, hp, u = Kc[None, None].expand(S, T, *Kc.shape), has_prev.to(k.dtype), us[..., None]
+    if self.wiring == 'chain':         # layers 1..L-1: the step before -> this step; layer L: this step -> US; a query is the cue plus the layer below's read-out
+        for l, (f, r) in enumerate(zip(self.layers, self.rates)):
+            w = (f, probe, *((prev, k, beta * r * hp) if l < L - 1 else (k, u, beta * r)), gam[l])
+            if l == 0: y, yc = _own(*w, Kc); y = y if L == 1 else _read(*w, k[:, :, None], True)[:, :, 0]   # the keys themselves: read as a family is
+            else: y, yc = _read(*w, (k + y)[:, :, None], True)[:, :, 0], _read(*w, cues + yc)
+        return y[..., 0], yc[..., 0]
+    resp, V = 0, 0                     # bootstrap: layer 1 this step -> US; layer l+1 the step before -> US + layer l's prediction for this step
+    for l, (f, r) in enumerate(zip(self.layers, self.rates)):
+        w = (f, probe, *((k, u, beta * r) if l == 0 else (prev, u + y, beta * r * hp)), gam[l])
+        y, yc = _own(*w, Kc)
+        if l > 0: y = _read(*w, k[:, :, None], True)[:, :, 0]           # layer l's prediction for this step: read with this step's key
+        resp, V = resp + y[..., 0], V + yc[..., 0]
+    return resp, V
+
+# %% ../../nbs/06a_stacked_circuits.ipynb #cb1eab80
 def stacked_run(design,                   # a design (calmr periods A>B are the steps of a trial)
-                rules=('delta', 'delta'), # the family of layer 1 and of layer 2 (a name, a `Family` or a file)
-                wiring:str='chain',       # 'chain' (layer 1's read-out is layer 2's query) or 'bootstrap' (layer 1's prediction joins layer 2's value)
+                rules=('delta', 'delta'), # each layer's family, layer 1 first (a name, a `Family` or a file); or a `Stack`
+                wiring:str='chain',       # 'chain' or 'bootstrap' (`WIRINGS`)
                 beta=(0.3, 0.3),          # each layer's write rate
                 lam:float=1.0,            # the US magnitude
-                gamma=(None, None),       # each layer's γ (None: the family's own)
-                dialect:str='calmr', dtype=torch.float64, device='cpu',
-               ) -> dict:                 # {group: {probe label: responses `[1]`}}
-    "Run a two-layer stacked circuit on every group of `design`: the response to each probe trial."
-    if wiring not in WIRINGS: raise ValueError(f"unknown wiring {wiring!r}; valid: {', '.join(WIRINGS)}")
-    st = stack_steps(design, dialect, dtype, device); out = {}
-    f1, f2 = (family(r) for r in rules)
-    for name, s in st['groups'].items():
-        k, us, probe, prev = s['k'], lam * s['us'][..., None], ~s['writes'], s['has_prev'].to(dtype)
-        b1, b2 = beta[0] * torch.ones_like(prev), beta[1] * torch.ones_like(prev)
-        on_probe = lambda x, y: torch.where(probe[..., None], y, x)                # x on learning steps, y on probes
-        if wiring == 'chain':                                                      # layer 1: the step before -> this step's cues
-            r1 = _layer(f1, probe, on_probe(s['prev'], k), k, b1 * prev, gamma[0])
-            resp = _layer(f2, probe, on_probe(k, k + r1), us, b2, gamma[1])[..., 0]
-        else:                                                                      # layer 1: cue -> US; layer 2: the cue before -> US + layer 1's prediction
-            r1 = _layer(f1, probe, k, us, b1, gamma[0])
-            resp = r1[..., 0] + _layer(f2, probe, on_probe(s['prev'], k), us + r1, b2 * prev, gamma[1])[..., 0]
-        out[name] = {lab: resp[:, t] for t, lab in enumerate(s['probe']) if lab is not None}
+                gamma=None,               # each layer's γ (None: the family's own)
+                subjects:int=1,           # subjects per group (they differ only where a phase is randomised, !)
+                seed:int=0, dialect:str='calmr', dtype=torch.float64, device='cpu',
+               ) -> dict:                 # {group: {probe label: each subject's response `[subjects]`}}
+    "The response to each probe trial of a stack, every subject: `simulate` with the stack, the trials in their written order except in ! phases."
+    st = rules if isinstance(rules, Stack) else stack(rules, wiring, beta, gamma)
+    with warnings.catch_warnings():                # the note that a stack is not calmr's RW1972 (this page states what it learns)
+        warnings.simplefilter('ignore', PartialWarning)
+        r = simulate(design, rule=st, beta=1.0, lam=lam, subjects=subjects, seed=seed, dialect=dialect, miniblocks=False, dtype=dtype, device=device, per_subject=True)
+    out = {}
+    for g in r.design.groups:
+        cols = [(i, t) for i, t in enumerate(g.trial_types) if t.probe]
+        out[g.name] = {t.label: r.runs[g.name]['pred_sum'][:, i] / t.count for i, t in cols}
     return out
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #eb87d1c8
@@ -110,6 +163,35 @@ def closed_form(phenomenon:str,   # 'second-order' (n1 B+, then n2 A>B) or 'prec
     for j in range(n2): x = a(1, x, a(j, v, 0.0, b1), b2)                     # layer 1's prediction for B on trial j is layer 2's target
     return x
 
+# %% ../../nbs/06a_stacked_circuits.ipynb #61373613
+THIRD = ('third-order', 'third-order preconditioning')
+
+def third_order(phenomenon:str,  # 'third-order' (n1 B+, n2 A>B, n3 C>A) or 'third-order preconditioning' (n1 C>A, n2 A>B, n3 B+)
+                wiring:str,      # 'chain' or 'bootstrap'
+                rules,           # the three layers' families, each without a γ whose phases compose (delta, hebbian)
+                ns, bs,          # the three phases' trials, the three layers' rates
+                lam:float=1.0,   # the US
+               ) -> float:       # r(C) after the three phases (the control's is 0)
+    "The response to C of a three-layer stack derived on this page, composed from each layer family's one-phase closed form (`acquisition.phase_curve`); ValueError where there is none."
+    if wiring not in WIRINGS or phenomenon not in THIRD: raise ValueError(f'no closed form here for {phenomenon} with {wiring} wiring')
+    fs = [family(r) for r in rules]
+    for f in fs:
+        if 'gamma' in f.params: raise ValueError(f'no closed form here for layers with a decay ({f.name}): every step would decay the other cues too')
+    a = lambda l, n, x0, y: float(phase_curve(fs[l], n, x0, y, beta=bs[l]))
+    (n1, n2, n3) = ns
+    if wiring == 'chain':
+        if phenomenon == 'third-order preconditioning': return a(0, n1, 0.0, 1.0) * a(1, n2, 0.0, 1.0) * a(2, n3, 0.0, lam)
+        return a(0, n3, 0.0, 1.0) * a(1, n2, 0.0, 1.0) * a(2, n2, a(2, n1, 0.0, lam), 0.0)
+    if phenomenon == 'third-order preconditioning': return 0.0
+    v, x = a(0, n1, 0.0, lam), 0.0
+    for j in range(n2): x = a(1, 1, x, a(0, j, v, 0.0))                       # two-layer bootstrap: S2 k_A after phase 2
+    return a(2, n3, 0.0, x)
+
+def third_designs(n1:int, n2:int, n3:int) -> dict:
+    "The designs of `third_order` with their controls (C unpaired), group x and c, probe #C."
+    return {'third-order': f'x: {n1}B(US) | {n2}A>B | {n3}C>A | 1#C ; c: {n1}B(US) | {n2}A>B | {n3}C | {n3}A | 1#C',
+            'third-order preconditioning': f'x: {n1}C>A | {n2}A>B | {n3}B(US) | 1#C ; c: {n1}C | {n1}A | {n2}A>B | {n3}B(US) | 1#C'}
+
 # %% ../../nbs/06a_stacked_circuits.ipynb #2d4dea84
 STACK_DESIGNS = {'second-order': 'x: 10B(US) | 10A>B | 1#A ; control: 10B(US) | 10A | 10B | 1#A',
                  'preconditioning': 'x: 10A>B | 10B(US) | 1#A ; control: 10A | 10B | 10B(US) | 1#A'}
@@ -128,7 +210,7 @@ for _ph, _d in STACK_DESIGNS.items():
              'stacked-' + _ph, 'stacked circuits', _stack_run(_d))
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #e37b5666
-@kind('stacked', code=('pavlovattn.pages.stacked',))
+@kind('stacked', version=2, code=('pavlovattn.pages.stacked',))   # 2: through simulate (issue 48): values equal to 1e-15
 def stacked_task(rule:str='delta', wiring:str='chain', beta:float=STACK_BETA, device='cpu'):
     "Second-order conditioning and sensory preconditioning through a two-layer stack of `rule`: r(A) minus the control's."
     out = {}
