@@ -9,9 +9,10 @@ import numpy as np
 from ..design.designs import parse_design, simulate, calmr_parameters, Design, DesignError, MAX_COUNT, one_line
 
 # %% auto #0
-__all__ = ['READ_LIMIT', 'LINE_LIMIT', 'PALMS_DEFAULTS', 'TIDY_COLUMNS', 'CALMR_RESULT_COLUMNS', 'RESULT_LAYOUTS', 'read_calmr',
-           'write_calmr', 'check_calmr_fixture', 'read_palms', 'write_palms', 'read_pyndl_events', 'read_pyndl',
-           'write_pyndl', 'learn_pyndl', 'tidy', 'calmr_results', 'write_results', 'write_tidy']
+__all__ = ['READ_LIMIT', 'LINE_LIMIT', 'CALMR_CLASSICAL_DEFAULTS', 'PALMS_DEFAULTS', 'TIDY_COLUMNS', 'CALMR_RESULT_COLUMNS',
+           'RESULT_LAYOUTS', 'read_calmr', 'write_calmr', 'check_calmr_fixture', 'calmr_family', 'calmr_graph',
+           'check_calmr_classical', 'read_palms', 'write_palms', 'read_pyndl_events', 'read_pyndl', 'write_pyndl',
+           'learn_pyndl', 'tidy', 'calmr_results', 'write_results', 'write_tidy']
 
 # %% ../../nbs/15_interop.ipynb #i0000031
 READ_LIMIT = 256 << 20    # bytes read from a FIFO or a device given as a file (a regular file is read whole, line by line)
@@ -171,6 +172,19 @@ def write_calmr(design,               # a design string (native or calmr dialect
     _atomic_write(path, '\n'.join(lines) + '\n')
     return path
 
+# %% ../../nbs/15_interop.ipynb #215f8ddc
+def _calmr_csv(design:dict) -> str:
+    "A calmr design given as columns `{name: [cell per group]}`, as the CSV R's `write.csv` writes (without row names)."
+    cols = list(design)
+    q = lambda v: ('TRUE' if v else 'FALSE') if isinstance(v, bool) else '"' + str(v).replace('"', '""') + '"'
+    return '\n'.join([','.join(q(c) for c in cols)] + [','.join(q(design[c][i]) for c in cols) for i in range(len(design[cols[0]]))]) + '\n'
+
+def _read_calmr_columns(design:dict):
+    "`read_calmr` of a design given as columns: (Design, phase names)."
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'design.csv'); open(path, 'w').write(_calmr_csv(design))
+        return read_calmr(path, names=True)
+
 # %% ../../nbs/15_interop.ipynb #i0000019b
 def check_calmr_fixture(rec:dict,         # one design of calmr's stored fixture: `design` (columns), `parameters`, `ends` (or `calmr_error`)
                         subjects:int=2000, # subjects here for a randomised design
@@ -178,9 +192,7 @@ def check_calmr_fixture(rec:dict,         # one design of calmr's stored fixture
                         tol:float=1e-12,   # the largest difference where both sides are deterministic
                        ) -> tuple:         # (verdict, detail): 'agree' (detail: max difference or max z), 'refused', 'both refuse', 'noted', 'differ'
     "Run one of calmr's own designs here and compare with calmr's stored RW1972 state after each phase (every stimulus -> stimulus association)."
-    design = rec['design']; cols = list(design)
-    q = lambda v: ('TRUE' if v else 'FALSE') if isinstance(v, bool) else '"' + str(v).replace('"', '""') + '"'
-    text = '\n'.join([','.join(q(c) for c in cols)] + [','.join(q(design[c][i]) for c in cols) for i in range(len(design[cols[0]]))]) + '\n'
+    text = _calmr_csv(rec['design'])
     ours, res = None, None
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, 'design.csv'); open(path, 'w').write(text)
@@ -213,6 +225,85 @@ def check_calmr_fixture(rec:dict,         # one design of calmr's stored fixture
             if zz > z: return 'differ', f'{what} (z {zz:.2f})'
             worst = max(worst, zz)
     if len(e['mean']) != sum(len(res.cues) * len(set(res.runs[g]['phase'])) for g in res.runs): return 'differ', 'calmr reports other phases or pairs'
+    return 'agree', worst
+
+# %% ../../nbs/15_interop.ipynb #2f6632b0
+CALMR_CLASSICAL_DEFAULTS = {'MAC1975': dict(alphas=0.4, min_alphas=0.1, max_alphas=1.0, betas_on=0.4, betas_off=0.4, lambdas=1.0, thetas=0.2, gammas=0.3),
+                            'PKH1982': dict(alphas=0.4, min_alphas=0.1, max_alphas=1.0, betas_ex=0.4, betas_in=0.3, lambdas=1.0, thetas=1.0, gammas=0.3)}
+# calmr 0.8.0's defaults (its classes' default_parameters), for any parameter a call leaves out
+
+def _uniform(p:dict, name:str) -> float:
+    "A calmr parameter that the family takes as one number: the same for every stimulus, or refused."
+    vals = {float(x) for x in p[name].values()} if isinstance(p[name], dict) else {float(p[name])}
+    if len(vals) != 1: raise ValueError(f"calmr's {name} differ between stimuli ({sorted(vals)}): the family takes one {name}")
+    return vals.pop()
+
+def calmr_family(model:str, parameters:dict):
+    "The family that is calmr's `model` ('MAC1975' or 'PKH1982') at calmr's `parameters` (per-stimulus dicts, as `get_parameters` gives them), on the stimulus graph."
+    from pavlovattn.model.classical import mackintosh, pearce_kaye_hall
+    u = {n: _uniform(parameters, n) for n in ('thetas', 'gammas', 'min_alphas', 'max_alphas')}
+    if model == 'MAC1975': return mackintosh(graph=True, **u)
+    if model == 'PKH1982': return pearce_kaye_hall(graph=True, betas_ex=_uniform(parameters, 'betas_ex'), betas_in=_uniform(parameters, 'betas_in'), **u)
+    raise ValueError(f"calmr_family runs MAC1975 and PKH1982; got {model!r} (RW1972 runs through simulate(..., associations='all'))")
+
+# %% ../../nbs/15_interop.ipynb #c50d7035
+def calmr_graph(design,              # a calmr design (string, `Design`) without a randomised phase
+                model:str,           # 'MAC1975' or 'PKH1982'
+                parameters:dict,     # calmr's parameters, per stimulus ({name: {stimulus: value}})
+               ) -> dict:            # {group: (stimuli, [state `[rows, n]` before each trial, then the final one])}
+    "Run calmr's MAC1975 or PKH1982 here on calmr's stimulus graph: one recurrence, keys the stimuli present, values their lambdas where they are targets."
+    from pavlovattn.design.designs import compile_group, _design_stimuli
+    from pavlovattn.design.orders import trial_orders
+    from pavlovattn.model.core import recur
+    import torch
+    if model not in CALMR_CLASSICAL_DEFAULTS: raise ValueError(f"calmr_graph runs {' and '.join(CALMR_CLASSICAL_DEFAULTS)}; got {model!r}")
+    parameters = CALMR_CLASSICAL_DEFAULTS[model] | dict(parameters)
+    d = parse_design(design, 'calmr'); fam = calmr_family(model, parameters)
+    if any(ph.random for g in d.groups for ph in g.phases if ph is not None): raise ValueError("calmr_graph runs designs without '!': calmr's random orders are R's")
+    st = list(_design_stimuli(d)); n = len(st); per = lambda name, s: float(parameters[name][s] if isinstance(parameters[name], dict) else parameters[name])
+    lam = [per('lambdas', s) for s in st]
+    beta = _uniform(parameters, 'betas_on') if model == 'MAC1975' else 1.0
+    if model == 'MAC1975' and _uniform(parameters, 'betas_off') != beta: raise ValueError("MAC1975 here takes one beta per step: calmr's betas_on and betas_off must be equal")
+    out = {}
+    for g in d.groups:
+        inp = compile_group(g, st, fam=fam, lam=lam, beta=beta, names=st, assoc='all')
+        starts, i = set(), 0
+        for ph in g.phases:
+            for tt in ph.trials: starts.add(i); i += len(tt.steps)
+        S = fam.initial_state(1, 1, n, n)
+        S[0, 0, fam.rows(n, n) - 1] = torch.tensor([per('alphas', s) for s in st], dtype=torch.float64)
+        states = []
+        for r in trial_orders(d, dialect='calmr')[g.name][0].tolist():
+            if r in starts: states.append(S[0, 0].clone())
+            S = recur(inp.X[r][None, None, None], inp.v[r][None, None, None], rule=fam, beta=inp.beta[r, 0], S0=S, check=False).state
+        out[g.name] = (st, states + [S[0, 0].clone()])
+    return out
+
+# %% ../../nbs/15_interop.ipynb #451af21e
+def check_calmr_classical(rec:dict,        # one run of `tests/fixtures/calmr/classical.json`: design, model, parameters, groups (or calmr_error)
+                          tol:float=1e-9,  # the largest difference accepted
+                         ) -> tuple:       # (verdict, detail): 'agree' (largest difference), 'refused', 'both refuse', 'calmr fails' (an R error in calmr, not a refusal), 'differ'
+    "Run one of calmr's designs through calmr's MAC1975 or PKH1982 here and compare every trial's associations and associabilities with calmr's."
+    import torch
+    try:
+        d, _ = _read_calmr_columns(rec['design']); ours = calmr_graph(d, rec['model'], rec.get('parameters') or {})
+    except (DesignError, ValueError) as e:
+        return ('both refuse' if 'calmr_error' in rec else 'refused'), str(e)
+    if 'calmr_error' in rec: return 'calmr fails', f"calmr stops with an R error ({rec['calmr_error']}); answered here"
+    worst = 0.0
+    for g, cal in rec['groups'].items():
+        st, states = ours[g]; n = len(st); ix = [st.index(s) for s in cal['stimuli']]
+        if len(states) != len(cal['alphas']) + 1: return 'differ', f'group {g}: {len(states) - 1} trials here, {len(cal["alphas"])} in calmr'
+        mats = [('v', 0)] if rec['model'] == 'MAC1975' else [('ev', 0), ('iv', n)]
+        for t, S in enumerate(states):
+            last = t == len(states) - 1
+            for name, a in mats:
+                want = torch.tensor(cal['final_' + name] if last else cal[name][t], dtype=torch.float64)
+                got = S[a:a + n][ix][:, ix].T
+                worst = max(worst, float((got - want).abs().max()))
+            al = torch.tensor(cal['final_alphas'] if last else cal['alphas'][t], dtype=torch.float64)
+            worst = max(worst, float((S[-1][ix] - al).abs().max()))
+        if worst > tol: return 'differ', f'group {g}: largest difference {worst:.2g}'
     return 'agree', worst
 
 # %% ../../nbs/15_interop.ipynb #i0000032
