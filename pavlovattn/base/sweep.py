@@ -12,9 +12,9 @@ from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_vers
 from .registry import discover
 
 # %% auto #0
-__all__ = ['KINDS', 'DASK_MISSING', 'BACKENDS', 'RETRIES', 'RESOURCE_WAIT', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid',
-           'expand', 'tasks', 'Store', 'execute', 'BackendError', 'run', 'table', 'summary_line', 'save', 'claim_task',
-           'reproduce']
+__all__ = ['KINDS', 'MAX_CONFIGS', 'MAX_VALUES', 'MAX_DEPTH', 'MAX_GRID_BYTES', 'DASK_MISSING', 'BACKENDS', 'RETRIES',
+           'RESOURCE_WAIT', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks', 'Store', 'execute',
+           'BackendError', 'run', 'table', 'summary_line', 'save', 'claim_task', 'reproduce']
 
 # %% ../../nbs/17_sweep.ipynb #5df4dc5b
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +37,19 @@ def kind(name:str, version:int=1,
 
 def _sha(text:str, n:int=20) -> str: return hashlib.sha256(text.encode()).hexdigest()[:n]
 
+# %% ../../nbs/17_sweep.ipynb #fbfb5122
+def _defines(src:str, name:str, fn:str):
+    "CacheError unless the source of task file `name` compiles and defines `fn` at its top level (read, not run: the file runs where its tasks do)."
+    import ast
+    try: tree = ast.parse(src, name)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise CacheError(f"the task file {name} does not compile: {type(e).__name__}: {safe_line(getattr(e, 'msg', None) or e)}"
+                         + (f' (line {e.lineno})' if getattr(e, 'lineno', None) else ''))
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    names |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign)) for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    names |= {(a.asname or a.name).split('.')[0] for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    if fn not in names: raise CacheError(f'the task file {name} defines no function {fn!r} at its top level')
+
 # %% ../../nbs/17_sweep.ipynb #e6cedf23
 def resolve(task:str,           # a kind of `KINDS`, `module:function`, or `FILE.py:function`
             base=None,          # the folder a relative FILE.py is found in (a grid file's folder)
@@ -50,7 +63,8 @@ def resolve(task:str,           # a kind of `KINDS`, `module:function`, or `FILE
     if mod.endswith('.py'):
         p = Path(mod) if Path(mod).is_absolute() else Path(base or '.') / mod
         try: src = p.read_text()
-        except OSError as e: raise CacheError(f'cannot read the task file {str(p)!r}: {e.strerror or e}')
+        except (OSError, UnicodeDecodeError) as e: raise CacheError(f'cannot read the task file {str(p)!r}: {getattr(e, "strerror", None) or e}')
+        _defines(src, p.name, fn)                                          # refused before the run: a syntax error, no such function
         return dict(task=f'{p.name}:{fn}', source=src, file=str(p), version=f'{CODE_VERSION}; file {_sha(src)}')
     try: m = importlib.import_module(mod)
     except ImportError as e: raise CacheError(f'cannot import {mod!r} for task {task!r}: {e}')
@@ -64,6 +78,21 @@ class GridError(ValueError):
     "A grid that cannot run: one line saying why."
 
 _GRID_KEYS = {'task', 'fixed', 'grid', 'configs', 'name', 'description'}
+MAX_CONFIGS = 100_000    # configurations a grid may expand to (counted from its axes' lengths before anything is built)
+MAX_VALUES = 1_000_000   # values (lists and mappings counted by their items, an alias by its expansion) a grid file may hold
+MAX_DEPTH = 64           # nesting of lists and mappings in a grid file
+MAX_GRID_BYTES = 4 << 20 # size of a grid file
+
+def _count(x, where='the grid'):
+    "The number of values in `x` (a YAML alias counted each time it is used), else GridError once over `MAX_VALUES` or `MAX_DEPTH` levels deep; walked without recursion."
+    n, stack = 0, [(x, 1)]
+    while stack:
+        v, depth = stack.pop(); n += 1
+        if n > MAX_VALUES: raise GridError(f'{where} holds more than {MAX_VALUES:,} values (YAML aliases counted where they are used): make it smaller')
+        if depth > MAX_DEPTH: raise GridError(f'{where} is nested more than {MAX_DEPTH} levels deep')
+        if isinstance(v, dict): stack += [(k, depth + 1) for k in v] + [(w, depth + 1) for w in v.values()]
+        elif isinstance(v, (list, tuple)): stack += [(w, depth + 1) for w in v]
+    return n
 
 def _json_value(x, where):
     "`x` when it is a JSON value (finite numbers; lists and string-keyed objects of them), else GridError."
@@ -72,20 +101,43 @@ def _json_value(x, where):
     return x
 
 # %% ../../nbs/17_sweep.ipynb #ca696c4c
+def _yaml_loader(yaml):
+    "PyYAML's safe loader, refusing a mapping that names a key twice (PyYAML keeps the last silently)."
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for k, _ in node.value:
+                key = self.construct_object(k, deep=True)
+                if isinstance(key, (str, int, float, bool)) and key in seen:
+                    raise GridError(f'the key {key!r} appears twice in one mapping (line {k.start_mark.line + 1})')
+                seen.add(key) if isinstance(key, (str, int, float, bool)) else None
+            return super().construct_mapping(node, deep)
+    return Loader
+
 def load_grid(path) -> dict:
-    "A grid from a YAML or JSON file (YAML needs PyYAML), with its folder recorded as `base` for a task given as FILE.py:function."
+    "A grid from a YAML or JSON file (YAML needs PyYAML), with its folder recorded as `base` for a task given as FILE.py:function; counted (`_count`) before it is used."
     p = Path(path)
-    try: text = p.read_text()
+    try:
+        with open(p, 'rb') as f: raw = f.read(MAX_GRID_BYTES + 1)
     except OSError as e: raise GridError(f'cannot read the grid {str(p)!r}: {e.strerror or e}')
-    if p.suffix.lower() in ('.yaml', '.yml'):
-        try: import yaml
-        except ImportError: raise GridError('a YAML grid needs PyYAML: pip install pyyaml (or write the grid as JSON)')
-        try: g = yaml.safe_load(text)
-        except yaml.YAMLError as e: raise GridError(f'{p.name} is not valid YAML: {str(e).splitlines()[0]}')
-    else:
-        try: g = json.loads(text)
-        except ValueError as e: raise GridError(f'{p.name} is not valid JSON: {e}')
+    if len(raw) > MAX_GRID_BYTES: raise GridError(f'{p.name} is larger than {MAX_GRID_BYTES >> 20} MiB: a grid file is a short list of axes')
+    try: text = raw.decode('utf-8')
+    except UnicodeDecodeError as e: raise GridError(f'{p.name} is not UTF-8 text (byte {e.start}: {raw[e.start:e.start + 1]!r})')
+    try:
+        if p.suffix.lower() in ('.yaml', '.yml'):
+            try: import yaml
+            except ImportError: raise GridError('a YAML grid needs PyYAML: pip install pyyaml (or write the grid as JSON)')
+            try: g = yaml.load(text, Loader=_yaml_loader(yaml))
+            except yaml.YAMLError as e: raise GridError(f'{p.name} is not valid YAML: {safe_line(str(e).splitlines()[0])}')
+        else:
+            try: g = json.loads(text)
+            except ValueError as e: raise GridError(f'{p.name} is not valid JSON: {safe_line(e)}')
+    except RecursionError: raise GridError(f'{p.name} is nested too deeply to read (at most {MAX_DEPTH} levels)')
+    except ValueError as e:             # a YAML scalar Python refuses (an integer of more than 4300 digits)
+        if isinstance(e, GridError): raise
+        raise GridError(f'{p.name} holds a value that cannot be read: {safe_line(str(e).splitlines()[0] if str(e) else type(e).__name__)}')
     if not isinstance(g, dict): raise GridError(f'{p.name} must hold a mapping with a task and a grid; got a {type(g).__name__}')
+    _count(g, p.name)
     return dict(g, base=str(p.parent.resolve()))
 
 # %% ../../nbs/17_sweep.ipynb #2506a824
@@ -100,13 +152,18 @@ def expand(grid:dict) -> list:
     blocks = grid.get('grid', [] if 'configs' in grid else [{}])
     blocks = [blocks] if isinstance(blocks, dict) else blocks
     if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks): raise GridError('grid must be a mapping of parameter: [values] (or a list of them)')
-    out = []
-    for b in blocks:
-        for k, v in b.items():
-            if not isinstance(v, list) or not v: raise GridError(f'grid axis {k!r} must be a non-empty list of values; got {v!r}')
-        out += [dict(fixed, **dict(zip(b, vs))) for vs in itertools.product(*b.values())]
     configs = grid.get('configs') or []
     if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs): raise GridError('configs must be a list of mappings')
+    _count(grid)
+    for k in [k for m in (fixed, *blocks, *configs) for k in m]:
+        if not isinstance(k, str): raise GridError(f'parameter names are strings; got {k!r}')
+    for b in blocks:
+        for k, v in b.items():
+            if not isinstance(v, list) or not v: raise GridError(f'grid axis {k!r} must be a non-empty list of values; got {safe_line(repr(v)[:200])}')
+    n = sum(math.prod(len(v) for v in b.values()) for b in blocks) + len(configs)    # counted before anything is built
+    if n > MAX_CONFIGS: raise GridError(f'the grid has {n:,} configurations, more than {MAX_CONFIGS:,}: split it into several grids')
+    out = []
+    for b in blocks: out += [dict(fixed, **dict(zip(b, vs))) for vs in itertools.product(*b.values())]
     out += [dict(fixed, **c) for c in configs]
     for c in out:
         for k, v in c.items():
@@ -218,11 +275,12 @@ def execute(spec:dict,          # a task of `tasks`
     try:
         fn = _function(spec)
         from pavlovattn.base.machine import _threads                  # torch's threads set for the task, the same on every backend
-        with _threads(threads), _seeded():
+        with _threads(threads), _seeded(), contextlib.redirect_stdout(sys.stderr):   # a task's print: stderr, never the table on stdout
             rows = _rows(fn(**spec['config']))
         entry.update(status='ok', rows=rows, error=None, columns=list(dict.fromkeys(k for r in rows for k in r)))   # the order the task gave (the file's keys are sorted)
-    except Exception as e:
-        entry.update(status='error', rows=[], columns=[], error=safe_line(f'{type(e).__name__}: {e}'), traceback=traceback.format_exc(limit=-8)[-4000:])
+    except (Exception, SystemExit) as e:              # user code that calls sys.exit fails its task; Ctrl-C still stops the sweep
+        why = f'the task called sys.exit({e.code!r})' if isinstance(e, SystemExit) else f'{type(e).__name__}: {e}'
+        entry.update(status='error', rows=[], columns=[], error=safe_line(why), traceback=traceback.format_exc(limit=-8)[-4000:])
     return dict(entry, seconds=round(time.perf_counter() - t0, 4))
 
 # %% ../../nbs/17_sweep.ipynb #967d24dc
@@ -258,7 +316,7 @@ class _Processes:
     def _start(self):
         import multiprocessing as mp
         ctx = mp.get_context('forkserver'); ctx.set_forkserver_preload(['torch', 'pavlovattn.base.sweep'])   # imported once, by the server
-        self.pool = concurrent.futures.ProcessPoolExecutor(self.n, mp_context=ctx)
+        self.pool = concurrent.futures.ProcessPoolExecutor(self.n, mp_context=ctx, initializer=_remote('_die_with'), initargs=(os.getpid(),))
     def slots(self): return 2 * self.n
     def width(self): return self.n
     def _restart(self): self.pool.shutdown(wait=False, cancel_futures=True); self.gen += 1; self._start()
@@ -286,7 +344,8 @@ class _Dask:
             if scheduler is None:
                 import logging, torch
                 gpus = torch.cuda.device_count() if gpu else 0            # a worker per GPU, each offering one; none offered without CUDA
-                scheduler = distributed.LocalCluster(n_workers=workers or gpus or 2, threads_per_worker=1, processes=True, dashboard_address=':0',
+                scheduler = distributed.LocalCluster(n_workers=workers or gpus or 2, threads_per_worker=1, processes=True, host='127.0.0.1',
+                                                     dashboard_address='127.0.0.1:0',   # loopback only: the dashboard has no login
                                                      silence_logs=logging.ERROR, resources={'GPU': 1} if gpus else None)
                 self.own.append(scheduler); self.wait = 0                 # no worker joins a cluster started here
                 self.why = 'the LocalCluster started here has none: torch sees no CUDA device'
@@ -320,9 +379,19 @@ class _Dask:
             with contextlib.suppress(Exception): o.close()
 
 # %% ../../nbs/17_sweep.ipynb #f7f135f4
-def _remote():
-    "`execute` as the workers import it (by reference to this module, also when these cells run in a notebook)."
-    return importlib.import_module('pavlovattn.base.sweep').execute
+def _remote(name:str='execute'):
+    "`execute` (or another function of this module) as the workers import it (by reference to this module, also when these cells run in a notebook)."
+    return getattr(importlib.import_module('pavlovattn.base.sweep'), name)
+
+def _die_with(driver:int, every:float=0.5):
+    "In a worker process: exit when the driver process `driver` is gone (checked every `every` seconds by a daemon thread), so a killed sweep leaves no worker holding its pipes."
+    import threading
+    def watch():
+        while True:
+            time.sleep(every)
+            try: os.kill(driver, 0)
+            except (ProcessLookupError, PermissionError): os._exit(3)  # gone (or its number taken by another user's process)
+    threading.Thread(target=watch, daemon=True, name='pavlovattn-die-with-driver').start()
 
 def _executor(backend, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT):
     if backend == 'inprocess': return _InProcess(threads)
