@@ -1,0 +1,42 @@
+"The page after Rescorla-Wagner: the Kalman-Mesa identity, Mackintosh as a per-channel delta rule, the failure table, its claims."
+import pytest, torch
+from pavlovattn.model.core import recur
+from pavlovattn.model.families import FAMILIES
+from pavlovattn.model.classical import mackintosh, kalman, PKH
+from pavlovattn.pages.after_rw import mesa_readout, per_channel_delta, titans, failure_table, _claim_kalman_mesa, _claim_failures, FAILURES
+
+@pytest.fixture(autouse=True)
+def forget():
+    before = set(FAMILIES); yield
+    for n in set(FAMILIES) - before: FAMILIES.pop(n)
+
+@pytest.mark.parametrize('sr2, sw2', [(0.5, 1.0), (2.0, 0.3)])
+def test_kalman_without_drift_is_mesa(sr2, sw2):
+    g = torch.Generator().manual_seed(3); k, q, v = (torch.randn(80, d, generator=g, dtype=torch.float64) for d in (4, 4, 2))
+    out = recur(k[None, :, None], v[None, :, None], q[None, :, None], rule=kalman(tau2=0.0, sigma_r2=sr2, sigma_w2=sw2)).out[0, :, 0]
+    assert float((out - mesa_readout(k, v, q, sr2 / sw2)).abs().max()) < 1e-12
+    drift = recur(k[None, :, None], v[None, :, None], q[None, :, None], rule=kalman(tau2=0.05, sigma_r2=sr2, sigma_w2=sw2)).out[0, :, 0]
+    assert float((drift - mesa_readout(k, v, q, sr2 / sw2)).abs().max()) > 1e-3     # with drift it is not Mesa: the check can fail
+
+def test_mackintosh_fixed_alphas_is_a_per_channel_delta_rule_on_single_cues():
+    g = torch.Generator().manual_seed(4); alpha = torch.tensor([0.8, 0.3, 0.55, 1.0], dtype=torch.float64)
+    k = torch.eye(4, dtype=torch.float64)[torch.randint(0, 4, (50,), generator=g)]; v = torch.rand(50, 3, generator=g, dtype=torch.float64)
+    fam = mackintosh(thetas=0.0); S0 = fam.initial_state(1, 1, 3, 4); S0[0, 0, -1] = alpha
+    a, b = recur(k[None, :, None], v[None, :, None], rule=fam, beta=0.6, S0=S0).pred, per_channel_delta(k, v, alpha, 0.6).pred
+    assert float((a - b).abs().max()) < 1e-12
+    k2 = k.clone(); k2[::5, 0] = 1.0                                        # compounds: the local and summed errors part
+    S0b = fam.initial_state(1, 1, 3, 4); S0b[0, 0, -1] = alpha
+    a2 = recur(k2[None, :, None], v[None, :, None], rule=fam, beta=0.6, S0=S0b).pred
+    assert float((a2 - per_channel_delta(k2, v, alpha, 0.6).pred).abs().max()) > 1e-3
+
+def test_titans_momentum_zero_is_delta_and_probes_move_nothing():
+    g = torch.Generator().manual_seed(5); k, v = torch.rand(1, 20, 1, 3, generator=g, dtype=torch.float64), torch.rand(1, 20, 1, 2, generator=g, dtype=torch.float64)
+    assert float((recur(k, v, rule=titans(0.0), beta=0.4).pred - recur(k, v, rule='delta', beta=0.4).pred).abs().max()) < 1e-12
+    for fam in (titans(0.7), PKH, mackintosh(), kalman()):               # the designs' probe rule: beta 0 changes no part of the state
+        S = recur(k, v, rule=fam, beta=0.5).state
+        assert torch.equal(recur(k[:, :3], v[:, :3], rule=fam, beta=0.0, S0=S).state, S), fam.name
+
+def test_failure_table_and_claims():
+    ft = failure_table()
+    assert set(ft.failure) == set(FAILURES) and not ft[ft.family == 'delta'].as_animals.any()
+    assert _claim_kalman_mesa().passed and _claim_failures().passed
