@@ -377,3 +377,13 @@ def test_register_refuses_fields_no_run_could_use(kw, msg, forget):
     "Issue 49 item 4: a family's fields are checked when it is registered (each of these was registered before)."
     spec = dict(name='badfam', attention='a', conditioning='c', update='S', step=lambda S, k, v, b, g, kw: S) | kw
     with pytest.raises(ValueError, match=msg): register(Family(**spec))
+
+def test_register_checks_fast_forms_beyond_one_chunk(forget):
+    "Issue 49 item 4: a fast form that agrees with the loop on short inputs but not past one chunk of 64 steps is refused (it was registered before)."
+    from pavlovattn.model.families import reference, _step_delta
+    fam = Family('short-only', 'a', 'c', 'S', step=_step_delta, error_correcting=True)
+    def fast(q, k, v, b, g, S0, kw, probes, reads):
+        pred, out, S, pr = reference(fam, q, k, v, b, g, S0, kw, probes, reads)
+        return pred, out, (S + 1e-6 if k.shape[1] > 64 else S), pr
+    with pytest.raises(ValueError, match="differs from its step"):
+        register(Family('short-only', 'a', 'c', 'S', step=_step_delta, error_correcting=True, fast={'mine': fast}))
