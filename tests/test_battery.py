@@ -193,3 +193,26 @@ def test_the_pretrained_page_still_reads_the_one_key_protocol():
     rw = {r.name: r.predicts('rw') for r in b.ROWS}
     assert (rw['extinction'], rw['spontaneous recovery']) == ('<', 'not >')
     with pytest.raises(AttributeError): b.NO_SUCH_NAME
+
+def test_a_stack_gets_a_card_by_its_spec_string():
+    "Issue 48: `battery` takes a stack (its spec string); the serial rows are its own, rows whose page takes families only run from their designs and say so, the rest are not run, with the reason."
+    card = battery('stack:delta>delta:bootstrap', subjects=20, progress=False)
+    assert card.attrs['family'] == 'stack:delta>delta:bootstrap' and len(card) == len(card_rows())
+    so, sp = card.loc['second-order conditioning through a two-layer stack'], card.loc['sensory preconditioning through a two-layer stack']
+    assert so.direction == '>' and sp.direction == '0' and so.agrees_animals is True and sp.agrees_animals is False   # the bootstrap wiring: no preconditioning
+    assert card.loc['blocking', 'direction'] == '>' and 'through simulate' in card.loc['blocking', 'note']
+    assert card.loc['acquisition', 'direction'] == 'not run' and 'not run for a stack' in card.loc['acquisition', 'note']
+    assert card.loc['capacity exponent (accurate retrieval)', 'note'].startswith('not measured for a stack')
+    with pytest.raises(ValueError, match='takes no gamma'): battery('stack:delta>delta', gamma=0.9, progress=False)
+
+def test_the_card_says_what_animals_show():
+    "Issue 47: each row has the direction animals show and its source (the page's data, else the battery's literature table); mixed literature draws no verdict; a family's failures show (on a stack's card, which is quick)."
+    from pavlovattn.apps.battery import animals, LITERATURE
+    from pavlovattn.design.phenomena import registered
+    reg = registered()
+    assert animals(reg['blocking']) == ('>', 'Kamin 1969') and animals(reg['latent-inhibition'])[0] == '<'
+    assert set(LITERATURE) <= set(reg) and not any(reg[i].phenomenon.data for i in LITERATURE)     # one home: a page's own data is never overridden
+    card = battery('stack:delta>delta:bootstrap', subjects=20, progress=False)
+    assert card.loc['superconditioning', 'animals'] == 'mixed' and card.loc['superconditioning', 'agrees_animals'] is None
+    assert card.loc['Latent inhibition', 'agrees_animals'] is False and card.loc['blocking', 'agrees_animals'] is True
+    assert card.loc['repeated-key overwriting', 'animals'] == '—' and card.loc['repeated-key overwriting', 'animals_source'] == ''

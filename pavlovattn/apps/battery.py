@@ -9,10 +9,11 @@ from typing import NamedTuple
 import torch
 import pandas as pd
 from ..model.families import family
+from ..design.designs import composite, simulate
 from ..design.phenomena import Registered, Setting, MODELS, THRESHOLD, TOL, direction, agrees, effect, registered
 
 # %% auto #0
-__all__ = ['Row', 'rows', 'battery', 'plot_card', 'plot_cards', 'battery_task']
+__all__ = ['LITERATURE', 'STACK_BETA', 'Row', 'rows', 'animals', 'battery', 'plot_card', 'plot_cards', 'battery_task']
 
 # %% ../../nbs/16_battery.ipynb #076c0c76
 class Row(NamedTuple):
@@ -60,15 +61,45 @@ def _contrast(e:Registered, i:int, out, closed, why:str, fam) -> dict:
     return dict(effect=eff, ci_low=eff - 1.96 * se, ci_high=eff + 1.96 * se, direction=obs, closed_form=cf, closed_form_error=err, note=note,
                 **{m: agrees(row.predicts(m), obs) for m in MODELS}, own_model=agrees(ph.expects(fam, i), obs))
 
+# %% ../../nbs/16_battery.ipynb #e5057efb
+LITERATURE = {   # id: (direction per contrast, source), for the registered phenomena whose page gives no data direction
+    'acquisition': (('>',), 'Pavlov 1927'), 'extinction': (('<',), 'Pavlov 1927'),
+    'blocking': (('>',), 'Kamin 1969'), 'overshadowing': (('>',), 'Pavlov 1927; Mackintosh 1976'),
+    'summation': (('>',), 'Rescorla 1969 (summation test)'), 'retardation': (('>',), 'Rescorla 1969 (retardation test)'),
+    'overexpectation': (('>',), 'Rescorla 1970; Kremer 1978'),
+    'superconditioning': (('mixed',), 'Rescorla 1971 and Wagner 1971 report it; Navarro, Hallam, Matzel & Miller 1989 find it absent against better controls'),
+    'protection-from-extinction': (('>',), 'Chorazyna 1962; Soltysik, Wolfe, Nicholas, Wilson & Garcia-Sanchez 1983'),
+    'relative-validity-equal-rates': (('>',), 'Wagner, Logan, Haberlandt & Price 1968'),
+    'relative-validity-unequal-rates': (('>',), 'Wagner, Logan, Haberlandt & Price 1968'),
+    'contingency': (('>',), 'Rescorla 1968'),
+    'pree': (('>',), 'Humphreys 1939; a failure of Rescorla-Wagner (Miller, Barnet & Grahame 1995)'),
+    'spontaneous-recovery': (('>',), 'Pavlov 1927; Rescorla 2004; a failure of Rescorla-Wagner (Miller, Barnet & Grahame 1995)'),
+}
+
+def animals(e:Registered, i:int=0) -> tuple:
+    "(direction, source) of what animals show on contrast `i` of `e`: its page's `Phenomenon.data`, else `LITERATURE`; ('—', '') where there is none."
+    ph = e.phenomenon
+    if ph.data: return ph.data[i], ph.source
+    d, src = LITERATURE.get(e.id, (('—',) * len(ph.contrasts), ''))
+    return d[i], src
+
+def _animal_cells(e:Registered, i:int, observed:str) -> dict:
+    "The card's animal columns: the direction animals show, its source, and whether the family's run agrees (None: no datum, mixed, or not run)."
+    d, src = animals(e, i)
+    ok = None if d in ('—', 'mixed') or observed not in ('>', '<', '0') else agrees(d, observed)
+    return dict(animals=d, animals_source=src, agrees_animals=ok)
+
 # %% ../../nbs/16_battery.ipynb #c387e2f6
 def _measured(e:Registered, fam, s:Setting) -> list:
     "One cell per contrast of a registered phenomenon on family `fam`: run once (its closed form once), every contrast read from that run."
     n, nan, none = len(e.phenomenon.contrasts), math.nan, {m: None for m in MODELS}
     if e.measure is not None:                                             # a fitted quantity: its value and CI, no direction
-        try: val, lo, hi, note = e.measure(fam, s)
+        try:
+            if composite(fam) is not None: raise ValueError("not measured for a stack: the measure runs a family's own recurrence")
+            val, lo, hi, note = e.measure(fam, s)
         except ValueError as err: val = lo = hi = nan; note = str(err)
         return [dict(effect=val, ci_low=lo, ci_high=hi, direction='n/a', closed_form='—', closed_form_error=nan, note=note, **none, own_model=None)] * n
-    try: out = e.run(fam, s)
+    try: out, note = _run(e, fam, s)
     except ValueError as err:                                             # the family cannot run this design: said, not guessed
         return [dict(effect=nan, ci_low=nan, ci_high=nan, direction='not run', closed_form='not run', closed_form_error=nan, note=str(err),
                      **none, own_model=None)] * n
@@ -76,14 +107,40 @@ def _measured(e:Registered, fam, s:Setting) -> list:
     if e.closed is not None:
         try: closed = e.closed(fam, s)
         except ValueError as err: why = str(err)
-    return [_contrast(e, i, out, closed, why, fam) for i in range(n)]
+    cells = [_contrast(e, i, out, closed, why, fam) for i in range(n)]
+    return [dict(c, note='; '.join(filter(None, [note, c['note']]))) for c in cells]
 
 def _cells(e:Registered, fam, s:Setting) -> list:
-    "The card's rows of one registered phenomenon, one per contrast; a row whose protocol fixes a β or γ the card sets says so."
+    "The card's rows of one registered phenomenon, one per contrast, with what animals show (`animals`); a row whose protocol fixes a β or γ the card sets says so."
     fixed = [n for n in e.fixes if getattr(s, n) is not None]
     why = f"its protocol fixes {' and '.join(fixed)}: the card's {' and '.join(f'{n} = {getattr(s, n):g}' for n in fixed)} not applied here" if fixed else ''
-    return [{'phenomenon': Row(e, i).name, 'page': e.page, **c, 'note': '; '.join(filter(None, [c['note'], why]))}
+    return [{'phenomenon': Row(e, i).name, 'page': e.page, **c, **_animal_cells(e, i, c['direction']), 'note': '; '.join(filter(None, [c['note'], why]))}
             for i, c in enumerate(_measured(e, fam, s))]
+
+# %% ../../nbs/16_battery.ipynb #4f9bf290
+STACK_BETA = 0.1   # the design rate of a stack's rows run from their designs (each layer's rate is a factor on it)
+
+def _run(e:Registered, fam, s:Setting) -> tuple:
+    "(a run of `e` on `fam`, a note): its page's runner; for a stack whose page's runner takes only families, its design through `simulate` (`_design_run`)."
+    if composite(fam) is None: return e.run(fam, s), ''
+    try: return e.run(fam, s), ''
+    except Exception as err:                                              # the page's runner takes families only: said on the row
+        if e.phenomenon.design is None: raise ValueError(f'not run for a stack: its page runs families only and it has no design ({type(err).__name__})') from None
+        out = _design_run(e, fam, s)
+        try: [e.phenomenon.read(out, i) for i in range(len(e.phenomenon.contrasts))]
+        except (KeyError, IndexError, TypeError): raise ValueError("not run for a stack: its page runs families only and its contrasts read that runner's own output, not the design's probes") from None
+        return out, f"a stack: run from the design through simulate at beta {s.beta_or(STACK_BETA):g} (its page's runner takes families only)"
+
+def _design_run(e:Registered, st, s:Setting) -> dict:
+    "A phenomenon's design through `simulate` with stack `st`: each group's probes, {group: {label: each subject's response}} (labels with and without the #)."
+    r = simulate(e.phenomenon.design, rule=st, beta=s.beta_or(STACK_BETA), subjects=1 if e.exact else s.subjects, seed=s.seed, device=s.device, per_subject=True)
+    out = {}
+    for g in r.design.groups:
+        ps = {}
+        for i, t in enumerate(g.trial_types):
+            if t.probe: ps[t.cue_text] = ps[t.label] = r.runs[g.name]['pred_sum'][:, i] / t.count
+        out[g.name] = ps
+    return out
 
 # %% ../../nbs/16_battery.ipynb #6829f270
 def battery(rule,                  # a family: a name, a `Family`, or a file or module defining one
@@ -95,7 +152,7 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
             progress:bool=True,    # a progress bar over the phenomena
            ) -> pd.DataFrame:      # one row per registered phenomenon and contrast (the card); the family and settings in `.attrs`
     "Every registered phenomenon on one family, with its page's protocol: effect and CI, closed form where the family gives one, verdict against each conditioning model."
-    fam = family(rule)
+    fam = composite(rule) or family(rule)                                  # a stack of families (`designs.composite`) or a family
     if not (isinstance(subjects, int) and subjects >= 2): raise ValueError(f"subjects must be an integer >= 2 (the CI needs two); got {subjects!r}")
     for n, x in (('beta', beta), ('gamma', gamma)):                       # the family says which it takes
         if x is None: continue
@@ -163,7 +220,7 @@ def plot_cards(cards:dict,  # {family name: `battery` result}
 # %% ../../nbs/16_battery.ipynb #f9f6e401
 from ..base.sweep import kind
 
-@kind('battery', version=3, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45)
+@kind('battery', version=4, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45); 4: what animals show, stacks (issues 47, 48)
 def battery_task(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, device='cpu'):
     "The battery card of one family at one setting of β and γ (`battery.battery`; one the family does not take is refused): a row per phenomenon."
     return battery(rule, subjects=subjects, seed=seed, beta=beta, gamma=gamma, device=device, progress=False)

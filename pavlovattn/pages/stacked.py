@@ -124,7 +124,7 @@ def reads(self:Stack,
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #cb1eab80
 def stacked_run(design,                   # a design (calmr periods A>B are the steps of a trial)
-                rules=('delta', 'delta'), # each layer's family, layer 1 first (a name, a `Family` or a file); or a `Stack`
+                rules=('delta', 'delta'), # each layer's family, layer 1 first (a name, a `Family` or a file); or a `Stack` (then `beta` is one number)
                 wiring:str='chain',       # 'chain' or 'bootstrap' (`WIRINGS`)
                 beta=(0.3, 0.3),          # each layer's write rate
                 lam:float=1.0,            # the US magnitude
@@ -133,10 +133,10 @@ def stacked_run(design,                   # a design (calmr periods A>B are the 
                 seed:int=0, dialect:str='calmr', dtype=torch.float64, device='cpu',
                ) -> dict:                 # {group: {probe label: each subject's response `[subjects]`}}
     "The response to each probe trial of a stack, every subject: `simulate` with the stack, the trials in their written order except in ! phases."
-    st = rules if isinstance(rules, Stack) else stack(rules, wiring, beta, gamma)
+    st, b = (rules, beta) if isinstance(rules, Stack) else (stack(rules, wiring, beta, gamma), 1.0)   # a Stack's rates are factors on beta (a number)
     with warnings.catch_warnings():                # the note that a stack is not calmr's RW1972 (this page states what it learns)
         warnings.simplefilter('ignore', PartialWarning)
-        r = simulate(design, rule=st, beta=1.0, lam=lam, subjects=subjects, seed=seed, dialect=dialect, miniblocks=False, dtype=dtype, device=device, per_subject=True)
+        r = simulate(design, rule=st, beta=b, lam=lam, subjects=subjects, seed=seed, dialect=dialect, miniblocks=False, dtype=dtype, device=device, per_subject=True)
     out = {}
     for g in r.design.groups:
         cols = [(i, t) for i, t in enumerate(g.trial_types) if t.probe]
@@ -196,17 +196,21 @@ def third_designs(n1:int, n2:int, n3:int) -> dict:
 STACK_DESIGNS = {'second-order': 'x: 10B(US) | 10A>B | 1#A ; control: 10B(US) | 10A | 10B | 1#A',
                  'preconditioning': 'x: 10A>B | 10B(US) | 1#A ; control: 10A | 10B | 10B(US) | 1#A'}
 STACK_BETA = 0.3        # the protocol's rate in both layers
+_SOURCES = {'second-order': 'Pavlov 1927; Rizley & Rescorla 1972 (after many A>B pairings conditioned inhibition instead: Yin, Barnet & Miller 1994)',
+            'preconditioning': 'Brogden 1939; Rizley & Rescorla 1972'}
 
 def _stack_run(design):
     def run(fam, setting):
-        b = setting.beta_or(STACK_BETA); g = setting.gamma_of(fam)
+        b = setting.beta_or(STACK_BETA)
+        if isinstance(fam, Stack): return stacked_run(design, fam, beta=b, device=setting.device)   # a stack's card: the stack itself
+        g = setting.gamma_of(fam)
         return stacked_run(design, (fam, fam), 'chain', beta=(b, b), gamma=(g, g), device=setting.device)
     return run
 
 for _ph, _d in STACK_DESIGNS.items():
     register(Phenomenon(f'{_ph} conditioning through a two-layer stack' if _ph == 'second-order' else 'sensory preconditioning through a two-layer stack',
                         _d, ((('x', '#A'), ('control', '#A'), _ph),), {'rw': ('>',), 'contiguity': ('>',)}, data=('>',),
-                        source='second-order: Rizley & Rescorla 1972; preconditioning: Brogden 1939'),
+                        source=_SOURCES[_ph]),
              'stacked-' + _ph, 'stacked circuits', _stack_run(_d))
 
 # %% ../../nbs/06a_stacked_circuits.ipynb #e37b5666
