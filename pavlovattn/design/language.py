@@ -162,13 +162,15 @@ def _parse_timeline(body:str, count:int, p:int, q:int, bad) -> TrialType:
         if name == 'US':
             t, _, m = when.partition('*')
             t = num(t, 'the US step')
-            try: mag = float(m) if m else 1.0
-            except ValueError: no(f'the US magnitude "{_show(m, 12)}" is not a number')
+            if m and not _NUMBER.fullmatch(m[1:] if m[:1] in '+-' else m): no(f'the US magnitude "{_show(m, 12)}" is not a number (ASCII digits, e.g. 0.5 or 2e-3)')
+            mag = float(m) if m else 1.0
             if not (mag == mag and 0 < mag < float('inf')): no(f'the US magnitude must be a finite number > 0, got {m}')
             if t in us: no(f'a second US at step {t}')
             us[t] = mag; continue
         if len(name) == 1 and 'A' <= name <= 'Z': cue = name
-        elif name.startswith('(') and name.endswith(')') and _CUE_NAME.fullmatch(name[1:-1].strip()): cue = name[1:-1].strip()
+        elif name.startswith('(') and name.endswith(')') and _CUE_NAME.fullmatch(name[1:-1].strip()):
+            cue = name[1:-1].strip()
+            if cue in ('US', 'iti'): no(f'({cue}) would be a cue named {cue}: write the {"US" if cue == "US" else "interval"} as {cue} {when}, without parentheses')
         else: no('a cue is a capital letter or a parenthesised name like (ctx), the US is US, the interval iti')
         a, dash, b = when.partition('-')
         a = num(a, 'the onset'); b = num(b, 'the offset') if dash else a + 1
@@ -180,7 +182,8 @@ def _parse_timeline(body:str, count:int, p:int, q:int, bad) -> TrialType:
     if L > MAX_STEPS: bad(f'the timed trial lasts {L:,} steps, more than {MAX_STEPS:,}')
     steps = tuple(TrialType(count, tuple(c for c, a, b in cs if a <= t < b), '+' if t in us else '-', p, magnitude=us.get(t, 1.0)) for t in range(L))
     text = ', '.join([f'{c if len(c) == 1 else f"({c})"} {a}-{b}' if b > a + 1 else f'{c if len(c) == 1 else f"({c})"} {a}' for c, a, b in cs]
-                     + [f'US {t}' + (f'*{m:g}' if m != 1 else '') for t, m in us.items()] + ([f'iti {iti}'] if iti else []))
+                     + [f'US {t}' + (f'*{m!r}' if m != 1 else '') for t, m in us.items()] + ([f'iti {iti}'] if iti else []))
+    # a magnitude is written with every digit (repr): two trial types that differ after the 6th digit never share a label
     return TrialType(count, tuple(c for c, _, _ in cs), '+' if us else '-', p, steps, tuple(t in us for t in range(L)), timeline=text)
 
 # %% ../../nbs/00f_language.ipynb #de05c38e
