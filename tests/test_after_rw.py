@@ -2,8 +2,8 @@
 import pytest, torch
 from pavlovattn.model.core import recur
 from pavlovattn.model.families import FAMILIES
-from pavlovattn.model.classical import mackintosh, kalman, PKH
-from pavlovattn.pages.after_rw import mesa_readout, per_channel_delta, titans, failure_table, _claim_kalman_mesa, _claim_failures, FAILURES
+from pavlovattn.model.classical import mackintosh, kalman, PKH, OJA, BCM, DIVISIVE, NEUROMODULATED, _acq_oja
+from pavlovattn.pages.after_rw import mesa_readout, per_channel_delta, titans, _claim_kalman_mesa, _claim_failures, FAILURES
 
 @pytest.fixture(autouse=True)
 def forget():
@@ -32,11 +32,25 @@ def test_mackintosh_fixed_alphas_is_a_per_channel_delta_rule_on_single_cues():
 def test_titans_momentum_zero_is_delta_and_probes_move_nothing():
     g = torch.Generator().manual_seed(5); k, v = torch.rand(1, 20, 1, 3, generator=g, dtype=torch.float64), torch.rand(1, 20, 1, 2, generator=g, dtype=torch.float64)
     assert float((recur(k, v, rule=titans(0.0), beta=0.4).pred - recur(k, v, rule='delta', beta=0.4).pred).abs().max()) < 1e-12
-    for fam in (titans(0.7), PKH, mackintosh(), kalman()):               # the designs' probe rule: beta 0 changes no part of the state
+    for fam in (titans(0.7), PKH, mackintosh(), kalman(), OJA, BCM, DIVISIVE, NEUROMODULATED):               # the designs' probe rule: beta 0 changes no part of the state
         S = recur(k, v, rule=fam, beta=0.5).state
         assert torch.equal(recur(k[:, :3], v[:, :3], rule=fam, beta=0.0, S0=S).state, S), fam.name
 
 def test_failure_table_and_claims():
-    ft = failure_table()
-    assert set(ft.failure) == set(FAILURES) and not ft[ft.family == 'delta'].as_animals.any()
-    assert _claim_kalman_mesa().passed and _claim_failures().passed
+    v = _claim_failures()                                                  # failure_table on every family of PROTOCOL
+    assert v.passed and set(v.data['families']) == set(FAILURES) and not any('delta' in f for f in v.data['families'].values())
+    assert _claim_kalman_mesa().passed
+
+@pytest.mark.parametrize('k2, beta, lam, x0', [(0.7, 0.3, 1.5, 0.2), (1.0, 0.05, 0.5, 0.0)])
+def test_oja_acquisition_closed_form(k2, beta, lam, x0):
+    n = 40; k = torch.full((1, n, 1, 1), k2 ** 0.5, dtype=torch.float64); v = torch.full((1, n, 1, 1), lam, dtype=torch.float64)
+    pred = recur(k, v, rule=OJA, beta=beta, S0=torch.full((1, 1, 1, 1), x0 / k2 ** 0.5, dtype=torch.float64)).pred[0, :, 0, 0]
+    assert float((pred - _acq_oja(torch.arange(n, dtype=torch.float64), lam, k2, beta, 1.0, x0)).abs().max()) < 1e-12
+
+def test_neuromodulator_is_global_and_bcm_threshold_slides():
+    "The third factor is one number for every cue (every column of its row equal); BCM's threshold moves towards the mean squared activity."
+    g = torch.Generator().manual_seed(6); k, v = torch.rand(1, 25, 1, 4, generator=g, dtype=torch.float64), torch.rand(1, 25, 1, 2, generator=g, dtype=torch.float64)
+    m = NEUROMODULATED.parts(recur(k, v, rule=NEUROMODULATED, beta=0.2).state, 2)['modulator'][0, 0, 0]
+    assert torch.equal(m, m[:1].expand(4)) and float(m[0]) != 1.0
+    th = BCM.parts(recur(torch.zeros(1, 30, 1, 4, dtype=torch.float64), torch.ones(1, 30, 1, 2, dtype=torch.float64), rule=BCM, beta=0.1).state, 2)['theta']
+    assert float((th - 1.0).abs().max()) < 1e-8                           # y = v = 1 on every step: theta -> 1 (0.5^30 away)

@@ -8,7 +8,8 @@ import torch
 from .families import Family, _dot, _outer
 
 # %% auto #0
-__all__ = ['MACKINTOSH', 'PKH', 'KALMAN', 'KALMAN_CCNLAB', 'mackintosh', 'pearce_kaye_hall', 'kalman']
+__all__ = ['MACKINTOSH', 'PKH', 'KALMAN', 'KALMAN_CCNLAB', 'OJA', 'BCM', 'DIVISIVE', 'NEUROMODULATED', 'mackintosh',
+           'pearce_kaye_hall', 'kalman', 'bcm', 'divisive', 'neuromodulated']
 
 # %% ../../nbs/00i_classical.ipynb #31800148
 def _offdiag(dW, graph:bool):
@@ -115,3 +116,54 @@ def kalman(tau2:float=0.01,        # drift variance of the weights per step (CCN
                   step=lambda S, k, v, b, g, kw: _kalman_step(S, k, v, b, g, kw, tau2, sigma_r2, covariance == 'full'))
 
 KALMAN, KALMAN_CCNLAB = kalman(), kalman(covariance='ccnlab')
+
+# %% ../../nbs/00i_classical.ipynb #e7635d43
+def _oja_step(S, k, v, b, g, kw): return S + b[:, None, None] * (_outer(v, k) - (v * v)[:, :, None] * S)
+
+def _acq_oja(n, lam, k2, beta, gamma, x0, **_):
+    a = (1 - beta * lam * lam) ** n
+    return k2 / lam * (1 - a) + a * x0
+
+OJA = Family('oja', 'linear attention with a normalised Hebbian write', "Oja (1982): Hebbian growth, decay by the squared activity",
+             r'S_t = S_{t-1} + \beta_t (v_t k_t^\top - \mathrm{Diag}(v_t\odot v_t) S_{t-1})', cite='Oja 1982', step=_oja_step,
+             acquisition=_acq_oja, model='contiguity')
+
+def _bcm_step(S, k, v, b, g, kw, eps):
+    dv = v.shape[-1]; W, th = S[:, :dv], S[:, dv:]
+    y = v + _dot(W, k)                                                 # postsynaptic activity: the US's drive and the cues' evoked part
+    on = (b > 0).to(S.dtype)[:, None, None]                            # a probe moves nothing, the threshold included
+    W = W + _outer(b[:, None] * y * (y - th[..., 0]), k)
+    return torch.cat([W, th + on * eps * ((y * y)[:, :, None] - th)], 1)
+
+def bcm(eps:float=0.5, theta0:float=0.5) -> Family:
+    "The BCM rule with a sliding threshold (its rate `eps`, its start `theta0`) as a family."
+    return Family(f'bcm[eps={eps:g},theta0={theta0:g}]', 'linear attention with a sliding-threshold write', 'BCM (1982): potentiation above a threshold that tracks the mean squared activity',
+                  r'S_t = S_{t-1} + \beta_t (y_t \odot (y_t - \theta_{t-1})) k_t^\top,\ y_t = v_t + S_{t-1}k_t,\ \theta_t = \theta_{t-1} + \epsilon(y_t^2 - \theta_{t-1})',
+                  cite='Bienenstock, Cooper & Munro 1982', state=(('theta', 'dv'),), init=lambda dv, dk: torch.full((dv, dk), float(theta0), dtype=torch.float64),
+                  step=lambda S, k, v, b, g, kw: _bcm_step(S, k, v, b, g, kw, eps))
+
+# %% ../../nbs/00i_classical.ipynb #a3dfa58c
+def _pool(k, sigma): return k / (sigma + k.abs().sum(-1, keepdim=True))
+
+def divisive(sigma:float=1.0) -> Family:
+    "The delta rule on divisively normalised keys k / (sigma + sum_i |k_i|) (written and read so)."
+    return Family(f'divisive[sigma={sigma:g}]', 'DeltaNet on divisively normalised keys', 'Rescorla–Wagner with divisive normalisation of the cues (Carandini & Heeger 2012)',
+                  r'\tilde k = k/(\sigma + \textstyle\sum_i|k_i|),\ S_t = S_{t-1} + \beta_t (v_t - S_{t-1}\tilde k_t)\tilde k_t^\top', error_correcting=True,
+                  cite='Carandini & Heeger 2012', read=lambda S, x: _dot(S, _pool(x, sigma)),
+                  step=lambda S, k, v, b, g, kw: (lambda kt: S + _outer(b[:, None] * (v - _dot(S, kt)), kt))(_pool(k, sigma)))
+
+def _neuromod_step(S, k, v, b, g, kw, rho):
+    dv = v.shape[-1]; W, m = S[:, :dv], S[:, dv]
+    err = v - _dot(W, k)
+    on = (b > 0).to(S.dtype)[:, None]
+    m = m + on * rho * (err.abs().sum(-1, keepdim=True) - m)             # one global signal per step (every column holds it)
+    return torch.cat([W + _outer(b[:, None] * m[:, :1] * err, k), m[:, None]], 1)
+
+def neuromodulated(rho:float=0.3, m0:float=1.0) -> Family:
+    "The delta rule with a global third factor: its write scaled by a running unsigned surprise m (rate `rho`, start `m0`)."
+    return Family(f'neuromodulated[rho={rho:g},m0={m0:g}]', 'DeltaNet with a global data-dependent write strength', 'Rescorla–Wagner gated by a neuromodulator tracking surprise (third factor)',
+                  r'm_t = (1-\rho) m_{t-1} + \rho |v_t - S_{t-1}k_t|,\ S_t = S_{t-1} + \beta_t m_t (v_t - S_{t-1}k_t)k_t^\top', error_correcting=True,
+                  cite='Dayan 2012; Frémaux & Gerstner 2016', state=(('modulator', 1),), init=lambda dv, dk: torch.full((1, dk), float(m0), dtype=torch.float64),
+                  step=lambda S, k, v, b, g, kw: _neuromod_step(S, k, v, b, g, kw, rho))
+
+BCM, DIVISIVE, NEUROMODULATED = bcm(), divisive(), neuromodulated()
