@@ -281,3 +281,14 @@ def test_pavlovattn_cache_is_a_subcommand(tmp_path):
     r = run('versions'); assert r.returncode == 0, r.stderr
     kinds = json.loads(r.stdout)
     assert {'checkpoint', 'task capacity', 'task battery', 'task stacked', 'task claim'} <= set(kinds), sorted(kinds)
+
+def test_a_folder_at_a_cache_path_is_one_line(tmp_path, capsys):
+    "A directory where a cache entry goes crashed the write (IsADirectoryError from os.replace); a file where its folder goes, likewise."
+    from pavlovattn.base import cache, sweep as sw
+    with pytest.raises(cache.CacheError, match='a folder is in its place'): cache.write_json(tmp_path, {})
+    (tmp_path / 'f').write_text('')
+    with pytest.raises(cache.CacheError, match='cannot make the folder of'): cache.write_json(tmp_path / 'f' / 'x.json', {})
+    g = dict(task='json:loads', configs=[dict(s='{"a": 1}'), dict(s='{"a": 2}')])
+    (tmp_path / 'c').mkdir(); sw.Store(tmp_path / 'c').path(sw.tasks(g)[0]['key']).mkdir(parents=True)
+    df = sw.run(g, cache=tmp_path / 'c', progress=False)                    # the sweep goes on; that entry is not stored
+    assert df.a.tolist() == [1, 2] and 'a folder is in its place' in capsys.readouterr().err

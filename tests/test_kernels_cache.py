@@ -32,3 +32,47 @@ def test_a_damaged_numba_cache_is_cleared_and_rebuilt(good_cache, tmp_path, what
     assert len(err.splitlines()) == 1 and 'numba cache of shuffle_rows was damaged' in err and 'compiled it again' in err, err
     rc, out, err = run(cache)                                             # rebuilt: read back without a word
     assert rc == 0 and out == want and err == '', err
+
+
+def run_in(root):
+    "RUN with the package's own numba folder (under PAVLOVATTN_CACHE; NUMBA_CACHE_DIR unset)."
+    env = {k: v for k, v in os.environ.items() if k != 'NUMBA_CACHE_DIR'}; env['PAVLOVATTN_CACHE'] = str(root)
+    r = subprocess.run([sys.executable, '-c', RUN], capture_output=True, text=True, timeout=300, env=env)
+    return r.returncode, r.stdout.strip(), r.stderr
+
+class _Plant:
+    "A pickle that runs code when it is read: it creates the file named by `path`."
+    def __init__(self, path): self.path = path
+    def __reduce__(self): return (open, (self.path, 'w'))
+
+@pytest.mark.slow   # three runs that import torch and compile two kernels: about 20 s
+def test_the_package_numba_cache_runs_no_planted_code_and_repairs_in_one_run(tmp_path):
+    "numba unpickles its index files: a planted index ran a command at the next run, and with several kernels damaged each run repaired one. Every file the package did not record is removed before numba reads it, in one line, and the next run is clean."
+    import pickle
+    rc, want, err = run_in(tmp_path)                                       # compiles, records the files' hashes at exit
+    assert rc == 0 and err == '', err
+    nbi = sorted(glob.glob(f'{tmp_path}/numba/**/*.nbi', recursive=True)); assert len(nbi) >= 2
+    marker = tmp_path / 'pwned'
+    for p in nbi: open(p, 'wb').write(pickle.dumps(_Plant(str(marker))))    # every index replaced by a pickle that runs code
+    _damage(glob.glob(f'{tmp_path}/numba/**/*.nbc', recursive=True)[0], 'flip')
+    rc, out, err = run_in(tmp_path)
+    assert (rc, out) == (0, want) and not marker.exists()
+    assert err.count('\n') == 1 and 'removed' in err and 'numba cache file(s)' in err, err
+    assert run_in(tmp_path) == (0, want, '')                               # repaired in that one run
+
+def test_unrecorded_numba_files_are_removed_before_numba_reads_them(tmp_path, capsys):
+    "The check itself, in this process (no compile): recorded files stay, a planted, a changed and an unrecorded one go, said in one line."
+    import time
+    from pavlovattn.base.cache import _numba_verify, _numba_record
+    d = tmp_path / 'numba' / 'model_x'; d.mkdir(parents=True)
+    t0 = time.time()
+    for n in ('k-1.py311.nbi', 'k-1.py311.1.nbc', 'j-2.py311.nbi'): (d / n).write_bytes(n.encode() * 10)
+    _numba_record(str(tmp_path / 'numba'), t0)                            # what the compiling process does at exit
+    assert _numba_verify(str(tmp_path / 'numba')) == 0 and capsys.readouterr().err == ''
+    (d / 'k-1.py311.nbi').write_bytes(b'planted')                        # changed after it was recorded
+    (d / 'evil-3.py311.nbi').write_bytes(b'never recorded')
+    assert _numba_verify(str(tmp_path / 'numba')) == 2
+    assert sorted(p.name for p in d.iterdir()) == ['j-2.py311.nbi', 'k-1.py311.1.nbc']
+    err = capsys.readouterr().err; assert err.count('\n') == 1 and 'removed 2 numba cache file(s)' in err
+    (tmp_path / 'numba' / 'manifest.json').write_text('{"files": {}, "sha256": "x"}')   # a damaged manifest trusts nothing
+    assert _numba_verify(str(tmp_path / 'numba')) == 2 and not list(d.iterdir())

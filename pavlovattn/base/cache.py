@@ -10,16 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'safe_line', 'note', 'checkout', 'root', 'numba_cache', 'CodeKind',
-           'code_kind', 'code_version', 'entry', 'source_fingerprint', 'fingerprint', 'atomic_write', 'sealed',
-           'write_json', 'read_json', 'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator',
-           'migrate', 'write_report']
+__all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'CachePathError', 'safe_line', 'note', 'checkout', 'root',
+           'numba_cache', 'CodeKind', 'code_kind', 'code_version', 'entry', 'source_fingerprint', 'fingerprint',
+           'atomic_write', 'sealed', 'write_json', 'read_json', 'need', 'finite', 'try_lock', 'unlock', 'locked',
+           'legacy_json', 'migrator', 'migrate', 'write_report']
 
 # %% ../../nbs/00e_cache.ipynb #ec3a8e09
 CODE_VERSION = 'pavlovattn cache 3'   # the entry format (fields, hash): stored in every entry, and part of every kind's code version
 
 class CacheError(ValueError):
     "A cache entry or a report path that cannot be used: one line saying why."
+
+class CachePathError(CacheError, OSError):
+    "A path that cannot take a file (a folder in its place, a file where its folder must be): one line; an OSError too, for callers that catch those."
 
 _CONTROLS = {c: f'\\x{c:02x}' for c in (*range(0x20), 0x7f)} | {c: f'\\x{c:02x}' for c in range(0x80, 0xa0)} \
           | {c: f'\\u{c:04x}' for c in (0x2028, 0x2029, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a), 0xfeff)}
@@ -57,7 +60,51 @@ def numba_cache() -> str:
     if own: return own
     d = str(root('numba')); os.environ['NUMBA_CACHE_DIR'] = d
     if (nb := sys.modules.get('numba')) is not None: nb.config.CACHE_DIR = d   # imported first: its config has read the environment already
+    if d not in _NUMBA_SEEN:                                   # once per process: before numba reads a file, and a record at exit
+        _NUMBA_SEEN.add(d); _numba_verify(d); import atexit; atexit.register(_numba_record, d, time.time())
     return d
+
+# %% ../../nbs/00e_cache.ipynb #c344ac6c
+import time
+_NUMBA_SEEN: set = set()          # numba folders verified by this process
+_NUMBA_FILES = ('.nbi', '.nbc')   # numba's index (a pickle) and data files
+
+def _numba_files(d:str) -> dict:
+    "The numba cache files under `d`, by path relative to `d`: (size, mtime)."
+    out = {}
+    for top, _, names in os.walk(d):
+        for n in names:
+            if n.endswith(_NUMBA_FILES):
+                p = os.path.join(top, n)
+                with contextlib.suppress(OSError): st = os.stat(p); out[os.path.relpath(p, d)] = (st.st_size, st.st_mtime)
+    return out
+
+def _sha_file(p:str) -> str|None:
+    try:
+        with open(p, 'rb') as f: return hashlib.sha256(f.read()).hexdigest()
+    except OSError: return None
+
+def _numba_verify(d:str) -> int:
+    "Remove every numba cache file under `d` that the manifest does not record with its SHA-256 (one line when any is removed); the number removed."
+    files = _numba_files(d)
+    if not files: return 0
+    known = (read_json(os.path.join(d, 'manifest.json'), what='numba cache manifest') or {}).get('files', {})
+    bad = [f for f in files if not isinstance(known.get(f), str) or known[f] != _sha_file(os.path.join(d, f))]
+    for f in bad:
+        with contextlib.suppress(OSError): os.unlink(os.path.join(d, f))
+    if bad: note(f'pavlovattn: removed {len(bad)} numba cache file(s) in {d} that this package did not record or that changed since '
+                 f'(damaged, or written by something else: numba would unpickle them); their kernels compile again')
+    return len(bad)
+
+def _numba_record(d:str, since:float):
+    "At exit: record the SHA-256 of the numba cache files written since `since` (this process's compilations) in the manifest, merged under its lock."
+    new = {f for f, (_, m) in _numba_files(d).items() if m >= since - 1}
+    if not new: return
+    with contextlib.suppress(OSError, CacheError), locked(os.path.join(d, 'manifest.json')):
+        m = (read_json(os.path.join(d, 'manifest.json'), what='numba cache manifest') or {}).get('files', {})
+        m = {f: h for f, h in m.items() if os.path.exists(os.path.join(d, f))}
+        m.update({f: h for f in new if (h := _sha_file(os.path.join(d, f))) is not None})
+        write_json(os.path.join(d, 'manifest.json'), dict(files=m))
 
 # %% ../../nbs/00e_cache.ipynb #c0a10005
 @dataclass(frozen=True)
@@ -146,6 +193,7 @@ def atomic_write(path, data,       # bytes or str (UTF-8)
     "Write `data` to `path` whole: a unique temporary file in the same folder, fsync, rename over `path` (then fsync the folder)."
     path = os.fspath(path); d = os.path.dirname(os.path.abspath(path))
     data = data.encode() if isinstance(data, str) else bytes(data)
+    if os.path.isdir(path): raise CachePathError(f'cannot write {path}: a folder is in its place (remove or rename it)')
     tmp = None
     with _terminate_as_exit():
         try:
@@ -178,7 +226,8 @@ def sealed(obj:dict, code_version:str=CODE_VERSION) -> dict:
 
 def write_json(path, obj, kind:str|None=None):
     "Store `sealed(obj)` (the code version of `kind` and the content hash) as strict JSON at `path`, atomically (its folder is created)."
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try: os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    except OSError as e: raise CachePathError(f'cannot make the folder of {os.fspath(path)}: {e.strerror or e} (a file where a folder must be?)')
     atomic_write(path, json.dumps(sealed(obj, code_version(kind)), allow_nan=False, sort_keys=True))
 
 # %% ../../nbs/00e_cache.ipynb #586f841e

@@ -201,7 +201,10 @@ class Store:
     def get(self, key:str) -> dict|None:
         "The entry of `key`, or None (missing, or unusable: then one line on stderr and it runs again)."
         return read_json(self.path(key), _check(key), 'sweep entry')
-    def put(self, entry:dict): write_json(self.path(entry['key']), entry)
+    def put(self, entry:dict):
+        "Store `entry`; a path that cannot take it (a folder in its place) is one line on stderr, and the run goes on (the task runs again next time)."
+        try: write_json(self.path(entry['key']), entry)
+        except CacheError as e: note(f"pavlovattn sweep: cannot store the entry of task {entry['key']} ({e}); it is in this run's table only")
     def lock(self, key:str) -> int|None:
         "An open descriptor holding `key`'s lock, or None when another process holds it. The kernel drops it when the holder dies."
         return try_lock(self.path(key, '.lock'))
