@@ -8,7 +8,8 @@ import argparse, importlib, io, json, math, os, re, sys, warnings
 from .. import __version__
 
 # %% auto #0
-__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'TRAINED_COST', 'CEILINGS', 'UsageError', 'subcommand', 'main']
+__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'TRAINED_COST', 'CEILINGS', 'MAX_BATTERY_SUBJECTS', 'MAX_PROBE_N', 'UsageError',
+           'subcommand', 'main']
 
 # %% ../../nbs/10_cli.ipynb #55e9a38a
 class UsageError(Exception):
@@ -228,7 +229,8 @@ def _run(a) -> int:
             try: design = io.read_calmr(a.calmr)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot read --calmr {a.calmr}: {e.strerror or e}')
         elif a.palms is not None:
-            design = io.read_palms(a.palms, unsigned=a.palms_unsigned or '-', params=a.palms_params)
+            from pathlib import Path                                    # a path, never text: a file named 'a|b.rw' is a file
+            design = io.read_palms(Path(a.palms), unsigned=a.palms_unsigned or '-', params=a.palms_params)
             if a.palms_params:                                          # PALMS's @ lines as simulate's keywords
                 design, kw = design; b = kw['beta']
                 a.beta, a.beta_minus = (b['+'], b['-']) if isinstance(b, dict) else (b, None)
@@ -622,9 +624,13 @@ def _score(a) -> int: return _animal(a, 'score')
 def _fit(a) -> int: return _animal(a, 'fit')
 
 # %% ../../nbs/10_cli.ipynb #a9911c37
+MAX_BATTERY_SUBJECTS = 100_000   # counted before anything is built: a card's intervals at this size are narrower than its 0.05 threshold
+                                 # by far, and a million subjects ran 78-245 s into the out-of-memory fallback
+
 def _battery_args(p):
     p.add_argument('rule', metavar='RULE_OR_FILE', help='a family: a built-in name (e.g. delta), FILE.py (its FAMILY), FILE.py:NAME or module:NAME')
-    p.add_argument('--subjects', type=_number(int, name='subjects'), default=500, help='subjects of the randomised rows (default 500)')
+    p.add_argument('--subjects', type=_number(int, hi=MAX_BATTERY_SUBJECTS, name='subjects'), default=500,
+                   help=f'subjects of the randomised rows (default 500, at most {MAX_BATTERY_SUBJECTS:,})')
     p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed (default 0)')
     p.add_argument('--gamma', type=_number(name='gamma'), default=None, help="the family's gamma (default: each page's protocol, else the family's own)")
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
@@ -715,9 +721,11 @@ def _sweep(a) -> int:
     return 1 if df.attrs['summary']['failed'] else 0
 
 # %% ../../nbs/10_cli.ipynb #pm35code
+MAX_PROBE_N = 10_000   # sequences per design: each is a forward pass of the model (`--n 2**64` was accepted)
+
 def _probe_model_args(p):
     p.add_argument('model', metavar='PATH_OR_NAME', help='a local model directory or a name in the local Hugging Face cache (never downloaded); tiny:ARCH for a tiny random model')
-    p.add_argument('--n', type=_number(int, lo=2, name='n'), default=20, help='sequences per design (default 20)')
+    p.add_argument('--n', type=_number(int, lo=2, hi=MAX_PROBE_N, name='n'), default=20, help=f'sequences per design (default 20, at most {MAX_PROBE_N:,})')
     p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed of the nonce words and US words (default 0)')
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--dtype', default='float32', help='float32, bfloat16 or float16: the weights (default float32)')
@@ -774,16 +782,51 @@ def main(argv=None) -> int:
         a, extra = p.parse_known_args(argv)
         if extra: (sub.choices[a.cmd] if a.cmd else p).error(f"unrecognized arguments: {' '.join(extra)}")   # under the command's name
         if a.cmd is None:
-            print(_one_line(f"pavlovattn: a command is required; {p.format_usage().strip()} (pavlovattn --help)"), file=sys.stderr); return 2
-        return SUBCOMMANDS[a.cmd][2](a)
+            print(_one_line(f"pavlovattn: a command is required; {' '.join(p.format_usage().split())} (pavlovattn --help)"), file=sys.stderr); return 2
+        try: return SUBCOMMANDS[a.cmd][2](a)
+        except SystemExit as e:                          # sys.exit in a family file or task: said, never exit 0 with nothing said
+            if (where := _user_frame(e)) is None: raise      # the package's own (SIGTERM in a command that removes its files)
+            raise UsageError(f'pavlovattn {a.cmd}: {where} called sys.exit({e.code!r}); a family or task must return, not exit')
     except UsageError as e:
         print(_one_line(e) if str(e) else 'pavlovattn: bad input', file=sys.stderr); return 2   # every line break escaped: one line
     except BrokenPipeError:                              # e.g. `pavlovattn run ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 1
+    except KeyboardInterrupt:                            # Ctrl-C before a command's own handler (while torch and the claims load)
+        print(f"pavlovattn{' ' + a.cmd if getattr(a, 'cmd', None) else ''}: interrupted", file=sys.stderr); return 130
     except Exception as e:
+        cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')
+        if (why := _user_failure(a, e)) is not None: print(_one_line(f'{cmd}: {why}'), file=sys.stderr); return 2
         if not _out_of_memory(e): raise                  # a bug: the traceback is the report
-        cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')    # the size estimate fell short
+                                                         # the size estimate fell short
         print(_one_line(f"{cmd}: out of memory ({e or 'MemoryError'}); use fewer subjects, trials or a smaller --dk"), file=sys.stderr); return 2
+
+# %% ../../nbs/10_cli.ipynb #e7ca7b6a
+def _user_frame(e:BaseException) -> str|None:
+    "'FILE.py line N': the innermost frame of `e`'s traceback in the user's own code (a file outside this package, Python's library and the installed packages); None when there is none."
+    import sysconfig
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = {os.path.abspath(p) for p in (pkg, *(sysconfig.get_paths().get(k) for k in ('stdlib', 'platstdlib', 'purelib', 'platlib'))) if p}
+    where, tb = None, e.__traceback__
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if not f.startswith('<') and not any(os.path.abspath(f).startswith(o + os.sep) for o in ours): where = f'{os.path.basename(f)} line {tb.tb_lineno}'
+        tb = tb.tb_next
+    return where
+
+def _user_file(a) -> str|None:
+    "The family file (FILE.py, FILE.py:NAME) the command was given, else None."
+    rule = getattr(a, 'rule', None)
+    if not isinstance(rule, str): return None
+    src = rule.rpartition(':')[0] if ':' in rule and not rule.endswith('.py') else rule
+    return src if src.endswith('.py') else None
+
+def _user_failure(a, e:Exception) -> str|None:
+    "One line for an error of the user's own code: raised in it (a family file, a task), or after a family file's step returned something the package cannot use; None for the package's own errors."
+    msg = f'{type(e).__name__}: {str(e).strip().splitlines()[0][:300] if str(e).strip() else ""}'.rstrip(': ')
+    if (where := _user_frame(e)) is not None: return f'{where} raised {msg}'
+    if (f := _user_file(a)) is not None and not _out_of_memory(e):
+        return f"the family in {f} gave something its declared model cannot use ({msg}); check that its step returns the state's shape, dtype and device"
+    return None
 
 # %% ../../nbs/10_cli.ipynb #193105b1
 def _out_of_memory(e) -> bool:
