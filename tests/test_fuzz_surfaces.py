@@ -273,3 +273,88 @@ def test_every_flag_refuses_an_empty_or_nul_value():
                     out, err = io.StringIO(), io.StringIO()
                     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): rc = main(args)
                 assert rc == 2 and len(err.getvalue().splitlines()) == 1, (args, rc, err.getvalue())
+
+# ---- issue 49: grid files, timed trials, user family files and sweep tasks ----
+# Each runs at least NEW_MIN cases and then until a quarter of SECONDS (the four together cost what one surface above does).
+NEW_SECONDS, NEW_MIN = SECONDS / 4, max(5, MIN_CASES // 4)
+
+def fuzz_quick(gen, check) -> int:
+    rng, t0, n = random.Random(SEED), time.monotonic(), 0
+    while n < NEW_MIN or time.monotonic() - t0 < NEW_SECONDS:
+        case = gen(rng)
+        with watchdog(case): check(case)
+        n += 1
+    return n
+
+def grid_case(rng) -> tuple:
+    "A grid file (name, bytes): a valid grid of json:loads, then damaged the ways grids were (aliases, depth, size, keys, bytes)."
+    axes = {f'a{i}': [rng.randint(0, 9) for _ in range(rng.randint(1, 12))] for i in range(rng.randint(0, 9))}
+    yaml_text = 'task: json:loads\nfixed: {s: "1"}\ngrid: {' + ', '.join(f'{k}: {v}' for k, v in axes.items()) + '}\n'
+    pick = rng.randrange(8)
+    if pick == 0: yaml_text = 'task: json:loads\na: &a [1,1,1,1,1,1,1,1,1,1]\n' + ''.join(f'{c}: &{c} [{", ".join([f"*{p}"] * 10)}]\n' for p, c in zip('abcdefgh', 'bcdefghi'[:rng.randint(1, 8)]))
+    elif pick == 1: d = rng.choice([10, 100, 5000, 30000]); yaml_text = 'task: json:loads\nfixed: {s: ' + '[' * d + ']' * d + '}\n'
+    elif pick == 2: yaml_text += rng.choice(['fixed: {s: "2"}\n', 'grid: {1: [1]}\n', 'configs: [{s: ' + '9' * rng.choice([10, 5000]) + '}]\n'])
+    elif pick == 3: yaml_text = yaml_text.replace(rng.choice(':{}[],'), rng.choice(['', '\x00', '\xff', '\u2028', '*x', '&y', '!!python/object:os.system']), 1)
+    data = yaml_text.encode() if pick != 4 else yaml_text.encode()[:rng.randint(0, len(yaml_text))] + bytes([rng.randrange(256)])
+    if pick == 5: return 'g.json', json.dumps(dict(task='json:loads', fixed=dict(s='1'), grid=axes)).encode()[:rng.randint(1, 200)]
+    return 'g.yaml', data
+
+def check_grid(case):
+    from pavlovattn.base import sweep as sw
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, case[0]); open(p, 'wb').write(case[1])
+        try: ts = sw.tasks(sw.load_grid(p))
+        except sw.GridError as e: one_line(e); return
+        assert len(ts) <= sw.MAX_CONFIGS
+
+def test_grid_files():
+    assert fuzz_quick(grid_case, check_grid) >= NEW_MIN
+
+def timeline_case(rng) -> str:
+    ev = [f"{rng.choice(['A', 'B', '(ctx)', '(US)', '(iti)', 'US', 'iti', 'Z9'])} {rng.choice(['0', '2', '0-3', '3-1', '1-' + '9' * 7, '١', '1_0', '-1'])}"
+          + (f"*{rng.choice(['0.5', '0.1234567', '1e-9', '1_5', '١', '-1', 'nan', '2*3', '0.12345678901234567'])}" if rng.random() < 0.4 else '')
+          for _ in range(rng.randint(0, 4))]
+    return f"{rng.choice(['', '1', '20'])}{{{', '.join(ev)}}}" + rng.choice(['', ' | #A', '/10A+'])
+
+def check_timeline(s):
+    try: d = parse_design(s)
+    except DesignError as e: one_line(e); return
+    again = parse_design(str(d).split(': ', 1)[1])
+    assert str(again) == str(d), (s, str(d), str(again))                  # printed and read back: the same design
+    assert not any(c == 'US' for g in d.groups for ph in g.phases for t in ph.trials for c in t.cues), s
+
+def test_timed_trials():
+    assert fuzz_quick(timeline_case, check_timeline) >= NEW_MIN
+
+_BAD_STEPS = ['return S', 'return S.flatten()', 'return S.float()', 'return S.to(torch.int64)', 'return "S"', 'return None', 'return (S, S)',
+              'raise RuntimeError("boom\\nsecond line")', 'sys.exit(0)', 'sys.exit(3)', 'raise SystemExit', 'print("chatter"); return S',
+              'return S * float("nan")', 'return S[..., :0]', 'raise KeyError(1)']
+
+def family_case(rng) -> tuple:
+    where = rng.choice(['step', 'step', 'import'])
+    body = rng.choice(_BAD_STEPS)
+    src = 'import sys, torch\nfrom pavlovattn.model.families import Family\n'
+    if where == 'import': src += (body.replace('return ', 'X = ') if body.startswith('return') else body) + '\ndef step(S, k, v, beta, gamma, kw): return S\n'
+    else: src += f'def step(S, k, v, beta, gamma, kw):\n    {body}\n'
+    return src + "FAMILY = Family('fuzzed', 'x', 'y', 'z', step=step)\n", rng.choice(['run', 'sweep'])
+
+def check_family(case):
+    import tempfile
+    src, how = case
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, 'fam.py'); open(f, 'w').write(src)
+        if how == 'run': check_cli(['run', '3A+ | #A', '--rule', f])
+        else:
+            from pavlovattn.base import sweep as sw
+            task = os.path.join(d, 'task.py'); open(task, 'w').write(src.replace('def step(S, k, v, beta, gamma, kw)', 'def step(S=None, k=None, v=None, beta=None, gamma=None, kw=None)')
+                                                                     .replace("FAMILY = Family('fuzzed', 'x', 'y', 'z', step=step)\n", ''))
+            try: ts = sw.tasks(dict(task=f'{task}:step', configs=[dict(S=1)]))
+            except sw.GridError as e: one_line(e); return
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out): e = sw.execute(ts[0])
+            assert out.getvalue() == '' and e['status'] in ('ok', 'error')
+            if e['status'] == 'error': one_line(e['error'])
+
+def test_family_files_and_sweep_tasks():
+    assert fuzz_quick(family_case, check_family) >= NEW_MIN

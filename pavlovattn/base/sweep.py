@@ -23,6 +23,7 @@ class Kind:
     name:str          # how a grid names it (`task: NAME`)
     fn:object         # the function a worker calls
     version:int=1     # bump it when the function's results change: every key of this kind changes with it
+    home:str|None=None  # the module a worker imports to find it: the function's, or, for one defined in `__main__` (a notebook), the module that registered the kind before
 
 KINDS: dict = {}      # name -> Kind (the package's own; a grid may also name `module:function` or `FILE.py:function`)
 
@@ -31,7 +32,8 @@ def kind(name:str, version:int=1,
         ):
     "Register the decorated function as the task kind `name`, and its code version as the cache's kind `task <name>` (the one rule of `cache`)."
     def reg(fn):
-        KINDS[name] = Kind(name, fn, version)
+        prev, mod = KINDS.get(name), fn.__module__
+        KINDS[name] = Kind(name, fn, version, prev.home if mod == '__main__' and prev is not None else mod)
         code_kind(f'task {name}', version, 'sweep', (f'{fn.__module__}:{fn.__name__}', *code)); return fn
     return reg
 
@@ -57,7 +59,7 @@ def resolve(task:str,           # a kind of `KINDS`, `module:function`, or `FILE
     "What a worker needs to find the function (`task`, and a file's source, shipped with every task) and the code version its keys carry."
     need(isinstance(task, str) and task.strip(), f'task must name a function; got {task!r}')
     if task not in KINDS and ':' not in task: discover()                  # the pages register their kinds when imported
-    if task in KINDS: return dict(task=task, source=None, file=None, version=code_version(f'task {task}'), module=KINDS[task].fn.__module__)
+    if task in KINDS: return dict(task=task, source=None, file=None, version=code_version(f'task {task}'), module=KINDS[task].home)
     mod, _, fn = task.rpartition(':')
     need(mod and fn.isidentifier(), f"unknown task {task!r}: a kind of {', '.join(KINDS)}, module:function or FILE.py:function")
     if mod.endswith('.py'):
@@ -79,7 +81,7 @@ class GridError(ValueError):
 
 _GRID_KEYS = {'task', 'fixed', 'grid', 'configs', 'name', 'description'}
 MAX_CONFIGS = 100_000    # configurations a grid may expand to (counted from its axes' lengths before anything is built)
-MAX_VALUES = 1_000_000   # values (lists and mappings counted by their items, an alias by its expansion) a grid file may hold
+MAX_VALUES = 100_000     # values (lists and mappings counted by their items, an alias by its expansion) a grid file may hold
 MAX_DEPTH = 64           # nesting of lists and mappings in a grid file
 MAX_GRID_BYTES = 4 << 20 # size of a grid file
 
