@@ -64,8 +64,8 @@ def _max_diff(mine, ref):
             else: worst = max(worst, float((mine[g][lab] - x).abs().max()))
     return worst
 
-@pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla', 'channel-gate'])
-def test_competition_runner_equals_hand_built_oracle(rule):
+@pytest.mark.parametrize('rule', ['delta'] + [pytest.param(r, marks=pytest.mark.slow) for r in ('hebbian', 'decay', 'gated-delta', 'softmax', 'gla', 'channel-gate')])
+def test_competition_runner_equals_hand_built_oracle(rule):   # delta in make test (3 s); every family with --slow (30 s)
     "Every dissociation design (randomised phases drawn from the torch stream, both samplings, unequal rates) equals the oracle."
     for name, ph in dissociation.PHENOMENA.items():
         design = ph.design

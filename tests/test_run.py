@@ -1,20 +1,31 @@
 """The `pavlovattn run` contract: the JSON object, the table and CSV formats, defaults, and one-line bad-input errors (exit 2)."""
-import csv, io, json, subprocess, sys
+import contextlib, csv, io, json, subprocess, sys
 import pytest
 
 BLOCKING = 'exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B'
 
+def one_in_default(cases, keep=0):
+    "Parametrize cases with all but case `keep` marked slow (make test runs one small case of each refusal list; pytest --slow runs every one)."
+    return [c if i == keep else pytest.param(*(c if isinstance(c, tuple) else (c,)), marks=pytest.mark.slow) for i, c in enumerate(cases)]
+
 def pv(*args):
     return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=300)
 
-def run_json(*args):
-    r = pv(*args, '--format', 'json')
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+def run_json(*args, process:bool=False):
+    "The JSON a successful `pavlovattn run` prints: in this process (the command's own `main`; about 4 s less per call than a new Python importing torch), or with `process` as a command (`pv`)."
+    if process:
+        r = pv(*args, '--format', 'json')
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    from pavlovattn.apps.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out): rc = main(['run', *args, '--format', 'json'])
+    assert rc == 0, rc
+    return json.loads(out.getvalue())
 
 def test_json_contract_blocking():
     "Top-level keys, per-group probes and strengths, phases from 1, and the closed form of blocking (theory §3.3b)."
-    j = run_json(BLOCKING, '--beta', '0.2')
+    j = run_json(BLOCKING, '--beta', '0.2', process=True)                  # the command itself, in a new process
     assert set(j) == {'rule', 'params', 'groups'} and j['rule'] == 'delta'
     assert list(j['groups']) == ['exp', 'ctrl']
     for g in j['groups'].values():
@@ -31,13 +42,13 @@ def test_json_contract_blocking():
     assert abs(j['groups']['exp']['strengths']['A'] - (1 - (1 - b)**10 + (1 - b)**10 * (1 - (1 - 2*b)**10) / 2)) < 1e-12
 
 def test_defaults():
-    p = run_json('10A+')['params']
+    j = run_json('10A+'); p = j['params']
     assert (p['beta'], p['gamma'], p['lam'], p['keys'], p['subjects'], p['dtype'], p['device']) == (0.1, 1.0, 1.0, 'onehot', 1, 'float64', 'cpu')
     assert run_json('10A+', '--rule', 'decay')['params']['gamma'] == 0.9
     assert run_json('10A+', '--rule', 'gated-delta')['params']['gamma'] == 1.0
-    assert abs(run_json('10A+')['groups']['group']['strengths']['A'] - (1 - 0.9**10)) < 1e-12
+    assert abs(j['groups']['group']['strengths']['A'] - (1 - 0.9**10)) < 1e-12
 
-@pytest.mark.parametrize('rule', ['hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax'])
+@pytest.mark.parametrize('rule', one_in_default(['hebbian', 'decay', 'delta', 'gated-delta', 'channel-gate', 'softmax'], keep=2))
 def test_every_rule_runs(rule):
     j = run_json('!5A+/5AB- | #A/#AB', '--rule', rule, '--subjects', '3', '--beta', '0.3')
     assert j['rule'] == rule and [p['cues'] for p in j['groups']['group']['probes']] == ['A', 'AB']
@@ -70,7 +81,7 @@ def test_table_and_csv():
     assert list(rows[0]) == ['group', 'phase', 'trial', 'trial_type', 'cue', 'probe', 'mean', 'sd', 'subjects']
     assert len(rows) == 2 * 21 * 3                                 # groups x trials x cues
 
-@pytest.mark.parametrize('args, msg', [
+@pytest.mark.parametrize('args, msg', one_in_default([
     (['10A+ | 10A*'], 'bad trial type "10A*" at position 8: expected + or - after the cues'),
     (['10A+ |\n 10A\n*'], 'bad trial type "10A\\n*" at position 9'),
     (['exp: 10A+ ; 10B+'], 'group "10B+" at position 13 has no name'),
@@ -91,7 +102,7 @@ def test_table_and_csv():
     (['10A+', '--beta', 'fast'], "argument --beta: invalid float value: 'fast'"),
     (['10A+', '--device', 'nosuchdevice'], "device 'nosuchdevice'"),
     ([], 'the following arguments are required: DESIGN'),
-])
+]))
 def test_bad_input_is_one_line_and_exit_2(args, msg):
     r = pv(*args)
     assert r.returncode == 2, r.stdout + r.stderr
@@ -100,7 +111,7 @@ def test_bad_input_is_one_line_and_exit_2(args, msg):
 
 # ---- issue 14: sizes checked before allocating, nothing accepted that does nothing, reports written safely ----
 
-@pytest.mark.parametrize('args, msg', [
+@pytest.mark.parametrize('args, msg', one_in_default([
     (['1000000000000A+'], 'bad trial type "1000000000000A+" at position 1: count 1000000000000 is more than 1,000,000 trials'),
     (['10A+', '--subjects', '1000000000000'], 'subject-trials is more than one run simulates'),
     (['10A+', '--dk', '1000000000000'], 'this run needs about'),
@@ -117,7 +128,7 @@ def test_bad_input_is_one_line_and_exit_2(args, msg):
     (['10A\x1c*'], 'bad trial type "10A\\x1c*"'),
     (['10A\x85*'], 'bad trial type "10A\\x85*"'),
     (['10A+', '--salience', 'Z\u2028Y=0.5'], 'salience given for unknown cue(s) Z\\u2028Y'),
-])
+]))
 def test_issue14_refusals_are_one_line_exit_2(args, msg):
     r = pv(*args)
     assert r.returncode == 2, r.stdout + r.stderr
