@@ -634,3 +634,14 @@ def test_batch_and_strengths_are_what_they_were_before_the_design_compiler():
             (V * torch.linspace(-1, 1, len(V), dtype=V.dtype)).sum().backward()
             grads.append([V.detach()] + [q[n].grad for n in sorted(q)])
         assert all(torch.equal(x, y) for x, y in zip(*grads)), rule
+
+
+def test_score_runs_a_family_with_state_blocks():
+    "Issue 47: a family whose state is more than one matrix (the Kalman filter) is scored on the animal data through its own loop (it had been asked for the tuned loop, which does not implement it)."
+    from pavlovattn.apps.animal import score
+    from pavlovattn.model.classical import KALMAN
+    from pavlovattn.model.families import FAMILIES
+    try:
+        r = score(KALMAN, ids=['acquisition_partial', 'relative_validity'], beta=1.0)
+        assert len(r['experiments']) == 2 and r['rule'] == KALMAN
+    finally: FAMILIES.pop('kalman', None)

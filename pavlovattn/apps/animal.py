@@ -149,11 +149,11 @@ def strengths(batch:Batch,       # from `compile_batch`
               tau=None,          # softmax temperature (softmax only; default 1): number or `[E]`, folded into the keys
               salience=None,     # squared key norms `[E, C]` per experiment and cue (default 1)
               check:bool=True,   # `recur`'s checks (rate bound, finiteness)
-              algorithm:str='sequential', # `recur`'s algorithm: the reference loop is the fastest at this size (d_k <= 4, T ~ 500), with or without a gradient
+              algorithm:str|None=None, # `recur`'s algorithm (None: the family's loop, `Family.loop`: the tuned loop where it implements the family, the fastest at this size (d_k <= 4, T ~ 500), with or without a gradient; else its plain loop)
               bucket:int=256,    # exemplar families (softmax): rows run in buckets of lengths rounded up to a multiple of this
              ) -> torch.Tensor:  # `[P]` associative strength read at each data point
     "The strength every data point of the batch reads (probe read-out `S k_probe`, averaged over subjects and repeated probes): one `recur` call (for softmax, one per bucket of row lengths), differentiable in every parameter."
-    fam = family(rule)
+    fam = family(rule); algorithm = fam.loop if algorithm is None else algorithm
     X, E, probe = batch.X, len(batch.exps), batch.learn == 0                # probes (and padding) read; they write and forget nothing
     per_row = lambda x: (torch.as_tensor(x, dtype=X.dtype, device=X.device).expand(E) if torch.as_tensor(x).dim() == 0
                          else torch.as_tensor(x).to(X))[batch.exp_of_row]
