@@ -518,3 +518,19 @@ def test_layer_equals_its_definition_written_out(rule):
     out = recur(k, v, 0.7 * q, rule=rule, algorithm='reference' if 'reference' in fam.algorithms else fam.loop, reads='out', check=False, **opts).out
     o = torch.rms_norm(out, (dv,), m.o_norm.weight, m.o_norm.eps) * F.silu(h(m.gate_proj(x), dv))
     assert (m(x) - m.o_proj(o.reshape(B, T, H * dv))).abs().max() < 1e-12, rule
+
+
+def test_layer_with_a_classical_family_carries_its_state():
+    "Issue 47: a layer whose family keeps more than one matrix (the Kalman filter): its state starts at the prior covariance, and two halves with the state carried equal one pass."
+    import torch
+    from pavlovattn.model.layers import AttentionMixer
+    from pavlovattn.model.classical import KALMAN
+    from pavlovattn.model.families import FAMILIES
+    try:
+        torch.manual_seed(0); m = AttentionMixer(16, 2, rule=KALMAN, conv_size=0, dtype=torch.float64)
+        st = m.init_state(2); assert torch.equal(st.recurrent[0, 0, 8:], torch.eye(8, dtype=torch.float64))
+        x = torch.randn(2, 10, 16, dtype=torch.float64)
+        y, s = m(x, return_state=True)
+        y1, s1 = m(x[:, :4], return_state=True); y2, s2 = m(x[:, 4:], state=s1, return_state=True)
+        assert torch.allclose(torch.cat([y1, y2], 1), y, atol=1e-12) and torch.allclose(s2.recurrent, s.recurrent, atol=1e-12)
+    finally: FAMILIES.pop('kalman', None)
