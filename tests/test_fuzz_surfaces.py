@@ -275,8 +275,8 @@ def test_every_flag_refuses_an_empty_or_nul_value():
                 assert rc == 2 and len(err.getvalue().splitlines()) == 1, (args, rc, err.getvalue())
 
 # ---- issue 49: grid files, timed trials, user family files and sweep tasks ----
-# Each runs at least NEW_MIN cases and then until a quarter of SECONDS (the four together cost what one surface above does).
-NEW_SECONDS, NEW_MIN = SECONDS / 4, max(5, MIN_CASES // 4)
+# Each runs at least NEW_MIN cases and then until a fifth of SECONDS (the five together cost what one surface above does).
+NEW_SECONDS, NEW_MIN = SECONDS / 5, max(5, MIN_CASES // 4)
 
 def fuzz_quick(gen, check) -> int:
     rng, t0, n = random.Random(SEED), time.monotonic(), 0
@@ -358,3 +358,38 @@ def check_family(case):
 
 def test_family_files_and_sweep_tasks():
     assert fuzz_quick(family_case, check_family) >= NEW_MIN
+
+def numba_case(rng) -> list:
+    "What happens to a recorded numba folder: per file none, a cut, a flipped byte, a pickle swapped in, a new file; and the manifest damaged or not."
+    return [rng.choice(['keep', 'keep', 'cut', 'flip', 'pickle', 'new']) for _ in range(rng.randint(1, 5))] + [rng.choice(['ok', 'ok', 'cut', 'flip', 'gone'])]
+
+def check_numba(case):
+    import tempfile, hashlib
+    from pavlovattn.base.cache import _numba_verify, _numba_record
+    *files, manifest = case
+    with tempfile.TemporaryDirectory() as d:
+        sub = os.path.join(d, 'model_x'); os.makedirs(sub); t0 = time.time()
+        names = [f'k{i}-1.py311.nbi' if i % 2 else f'k{i}-1.py311.1.nbc' for i in range(len(files))]
+        for n in names: open(os.path.join(sub, n), 'wb').write(pickle.dumps({'kernel': n, 'code': list(range(50))}))
+        _numba_record(d, t0)
+        for n, how in zip(names, files):
+            p = os.path.join(sub, n); b = open(p, 'rb').read()
+            if how == 'cut': open(p, 'wb').write(b[:len(b) // 2])
+            elif how == 'flip': open(p, 'wb').write(b[:5] + bytes([b[5] ^ 1]) + b[6:])
+            elif how == 'pickle': open(p, 'wb').write(pickle.dumps(('planted', n)))
+            elif how == 'new': open(os.path.join(sub, 'x' + n), 'wb').write(b)
+        m = os.path.join(d, 'manifest.json'); mb = open(m, 'rb').read()
+        if manifest == 'cut': open(m, 'wb').write(mb[:len(mb) // 2])
+        elif manifest == 'flip': open(m, 'wb').write(mb.replace(b'"files"', b'"filez"'))
+        elif manifest == 'gone': os.unlink(m)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err): removed = _numba_verify(d)
+        left = sorted(os.listdir(sub))
+        want = sorted(n for n, how in zip(names, files) if how in ('keep', 'new')) if manifest == 'ok' else []   # 'new' adds a file beside it
+        assert left == want, (case, left)                                  # nothing unrecorded or changed is left for numba to unpickle
+        assert removed == len(files) + files.count('new') - len(want)
+        lines = [l for l in err.getvalue().splitlines() if 'numba cache file(s)' in l]
+        assert len(lines) == (1 if removed else 0), (case, err.getvalue())
+
+def test_numba_cache_damage():
+    assert fuzz_quick(numba_case, check_numba) >= NEW_MIN
