@@ -126,7 +126,7 @@ def _acq_oja(n, lam, k2, beta, gamma, x0, **_):
 
 OJA = Family('oja', 'linear attention with a normalised Hebbian write', "Oja (1982): Hebbian growth, decay by the squared activity",
              r'S_t = S_{t-1} + \beta_t (v_t k_t^\top - \mathrm{Diag}(v_t\odot v_t) S_{t-1})', cite='Oja 1982', step=_oja_step,
-             acquisition=_acq_oja, model='contiguity')
+             acquisition=_acq_oja)   # model None: its write decays with the activity, so it is not an instance of plain contiguity
 
 def _bcm_step(S, k, v, b, g, kw, eps):
     dv = v.shape[-1]; W, th = S[:, :dv], S[:, dv:]
