@@ -804,7 +804,7 @@ def main(argv=None) -> int:
 def _user_frame(e:BaseException) -> str|None:
     "'FILE.py line N': the innermost frame of `e`'s traceback in the user's own code (a file outside this package, Python's library and the installed packages); None when there is none."
     import sysconfig
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    pkg = os.path.dirname(os.path.abspath(importlib.import_module('pavlovattn').__file__))   # also when a notebook runs this cell
     ours = {os.path.abspath(p) for p in (pkg, *(sysconfig.get_paths().get(k) for k in ('stdlib', 'platstdlib', 'purelib', 'platlib'))) if p}
     where, tb = None, e.__traceback__
     while tb is not None:
