@@ -368,10 +368,10 @@ def check_numba(case):
     from pavlovattn.base.cache import _numba_verify, _numba_record
     *files, manifest = case
     with tempfile.TemporaryDirectory() as d:
-        sub = os.path.join(d, 'model_x'); os.makedirs(sub); t0 = time.time()
+        sub = os.path.join(d, 'model_x'); os.makedirs(sub)
         names = [f'k{i}-1.py311.nbi' if i % 2 else f'k{i}-1.py311.1.nbc' for i in range(len(files))]
         for n in names: open(os.path.join(sub, n), 'wb').write(pickle.dumps({'kernel': n, 'code': list(range(50))}))
-        _numba_record(d, t0)
+        _numba_record(d, [os.path.join(sub, n) for n in names])
         for n, how in zip(names, files):
             p = os.path.join(sub, n); b = open(p, 'rb').read()
             if how == 'cut': open(p, 'wb').write(b[:len(b) // 2])

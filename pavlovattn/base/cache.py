@@ -61,11 +61,10 @@ def numba_cache() -> str:
     d = str(root('numba')); os.environ['NUMBA_CACHE_DIR'] = d
     if (nb := sys.modules.get('numba')) is not None: nb.config.CACHE_DIR = d   # imported first: its config has read the environment already
     if d not in _NUMBA_SEEN:                                   # once per process: before numba reads a file, and a record at exit
-        _NUMBA_SEEN.add(d); _numba_verify(d); import atexit; atexit.register(_numba_record, d, time.time())
+        _NUMBA_SEEN.add(d); _numba_verify(d); _numba_hook()
     return d
 
 # %% ../../nbs/00e_cache.ipynb #c344ac6c
-import time
 _NUMBA_SEEN: set = set()          # numba folders verified by this process
 _NUMBA_FILES = ('.nbi', '.nbc')   # numba's index (a pickle) and data files
 
@@ -96,15 +95,27 @@ def _numba_verify(d:str) -> int:
                  f'(damaged, or written by something else: numba would unpickle them); their kernels compile again')
     return len(bad)
 
-def _numba_record(d:str, since:float):
-    "At exit: record the SHA-256 of the numba cache files written since `since` (this process's compilations) in the manifest, merged under its lock."
-    new = {f for f, (_, m) in _numba_files(d).items() if m >= since - 1}
-    if not new: return
+def _numba_record(d:str, paths):
+    "Record the SHA-256 of numba cache files `paths` (under `d`) in the manifest, merged under its lock (files gone since: dropped)."
     with contextlib.suppress(OSError, CacheError), locked(os.path.join(d, 'manifest.json')):
         m = (read_json(os.path.join(d, 'manifest.json'), what='numba cache manifest') or {}).get('files', {})
         m = {f: h for f, h in m.items() if os.path.exists(os.path.join(d, f))}
-        m.update({f: h for f in new if (h := _sha_file(os.path.join(d, f))) is not None})
+        m.update({os.path.relpath(p, d): h for p in paths if (h := _sha_file(p)) is not None})
         write_json(os.path.join(d, 'manifest.json'), dict(files=m))
+
+def _numba_hook():
+    "Wrap numba's cache writer so that the files of every kernel it saves under the package's folder are recorded the moment they are written."
+    try: from numba.core import caching
+    except ImportError: return                                   # numba missing: the kernels run as plain numpy
+    save = caching.IndexDataCacheFile.save
+    if getattr(save, 'pavlovattn', False): return
+    def recorded(self, key, data):
+        save(self, key, data)
+        d = os.environ.get('NUMBA_CACHE_DIR', ''); top, stem = os.path.split(self._index_path)
+        if d in _NUMBA_SEEN and os.path.abspath(top).startswith(os.path.abspath(d) + os.sep):
+            stem = stem[:-len('.nbi')]
+            _numba_record(d, [os.path.join(top, f) for f in os.listdir(top) if f.startswith(stem + '.') and f.endswith(_NUMBA_FILES)])
+    recorded.pavlovattn = True; caching.IndexDataCacheFile.save = recorded
 
 # %% ../../nbs/00e_cache.ipynb #c0a10005
 @dataclass(frozen=True)
