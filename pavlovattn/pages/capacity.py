@@ -189,10 +189,11 @@ class PairMemory:
         return S
 
     def read(self, n:int):
-        "Retrievals `r_i = S_n k_i` `[draws, n, d_v]` of the first `n` items, with their keys and values."
-        S = self.state(n)[:, 0]
+        "Retrievals `r_i` `[draws, n, d_v]` of the first `n` items as the family reads them (`S_n k_i` from its associations, or its own read-out), with their keys and values."
+        S, fam = self.state(n)[:, 0], family(self.rule)
         K, V = self.K[:, :n], self.V[:, :n]
-        return torch.einsum('rvk,rnk->rnv', S, K), K, V
+        if fam.read is None: return torch.einsum('rvk,rnk->rnv', fam.parts(S, self.d)['S'], K), K, V     # further state blocks are not read
+        return fam.reader(self.d)(S.repeat_interleave(n, 0), K.reshape(-1, self.d)).reshape(self.draws, n, -1), K, V
 
 # %% ../../nbs/07_capacity.ipynb #14bde136
 def crosstalk_error(d:int, ns=(2, 8, 32, 128), draws:int=256, rule:str='hebbian', seed:int=0, device='cpu') -> list:

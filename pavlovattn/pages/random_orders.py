@@ -54,7 +54,7 @@ def mean_dynamics(types,                  # trial types: strings like 'AX+', 'BX
                  ) -> tuple:              # (A [n,n], b [n], cues)
     "The affine map of the mean strengths, `E V_{t+1} = A E V_t + b`, for i.i.d. trial types (derived on this page)."
     fam = family(rule)
-    if fam.step is None or fam.read is not None or fam.rows(1) != 1 or 'kw' in fam.params:
+    if fam.step is None or fam.read is not None or fam.blocks or 'kw' in fam.params:
         raise ValueError(f"mean_dynamics needs a family whose state is updated by an affine map and read as S k (no exemplar memory, extra state row, "
                          f"ratio read-out or write keys); got {fam.name!r}")
     cues, p, X, lamk, bk, D = _trial_types(types, probs, beta, beta_minus, lam, salience, cues)
@@ -92,7 +92,7 @@ def written_map(types, probs,           # trial types ('AX+', 'BX-') and their p
                ) -> tuple:              # (A [n,n], b [n], cues)
     "The mean map `gamma (I - M)`, `b` written from the family's declared conditioning model and gate, never from its step (derived on this page)."
     fam = family(rule)
-    if fam.model not in ('rw', 'contiguity') or fam.gate not in ('none', 'scalar') or fam.exemplar or fam.rows(1) != 1 or fam.read is not None:
+    if fam.model not in ('rw', 'contiguity') or fam.gate not in ('none', 'scalar') or fam.exemplar or fam.blocks or fam.read is not None:
         raise ValueError(f"written_map needs a family declaring model 'rw' or 'contiguity' with no gate or a scalar one, a one-matrix state "
                          f"read as S k; got {fam.name!r} (model {fam.model!r}, gate {fam.gate!r})")
     cues, p, X, lamk, bk, D = _trial_types(types, probs, beta, beta_minus, lam, salience, cues)
