@@ -92,10 +92,10 @@ def written_map(types, probs,           # trial types ('AX+', 'BX-') and their p
                ) -> tuple:              # (A [n,n], b [n], cues)
     "The mean map `gamma (I - M)`, `b` written from the family's declared conditioning model and gate, never from its step (derived on this page)."
     fam = family(rule)
-    if fam.model not in ('rw', 'contiguity') or fam.gate not in ('none', 'scalar') or fam.exemplar or fam.blocks or fam.read is not None:
-        raise ValueError(f"written_map needs a family declaring model 'rw' or 'contiguity' with no gate or a scalar one, a one-matrix state "
-                         f"read as S k; got {fam.name!r} (model {fam.model!r}, gate {fam.gate!r})")
     cues, p, X, lamk, bk, D = _trial_types(types, probs, beta, beta_minus, lam, salience, cues)
+    if fam.model not in ('rw', 'contiguity') or 'tau' in fam.params or fam.gamma_channels(len(cues)) or fam.blocks or fam.read is not None:
+        raise ValueError(f"written_map needs a family declaring model 'rw' or 'contiguity', one gamma for all channels (or none), and a "
+                         f"one-matrix state read as S k; got {fam.name!r} (model {fam.model!r})")
     M = sum(pk * bet * D @ torch.outer(x, x) for pk, x, bet in zip(p, X, bk)) if fam.model == 'rw' else torch.zeros_like(D)
     b = sum(pk * bet * lk * D @ x for pk, x, lk, bet in zip(p, X, lamk, bk))
     return fam.gamma_or_default(gamma) * (torch.eye(len(cues), dtype=torch.float64) - M), b, cues
