@@ -457,7 +457,8 @@ def _pending(claims, i) -> dict:
     "The report row of a claim not (yet) run: a partial report says so row by row."
     c = claims[i]
     return dict(id=i, claim=c.claim, source=c.source, expected=c.expected, measured='not run: the run stopped before this claim (partial report)',
-                verdict='not run', check='not run', paper='not run', paper_rule=c.paper.rule(), seconds=None, data={'partial': True})
+                verdict='not run', check='not run', paper='not run', paper_v1='not run', paper_rule=c.paper.rule(), datum=c.paper.datum or i,
+                seconds=None, data={'partial': True})
 
 def _rewritable(path) -> bool:
     "Whether a report path may be rewritten after every claim: a regular file or a new one (a FIFO or device takes one write, at the end)."
@@ -650,7 +651,8 @@ def _battery(a) -> int:
     try: card = _mod('apps.battery').battery(a.rule, subjects=a.subjects, seed=a.seed, gamma=a.gamma, device=a.device, progress=sys.stderr.isatty())
     except ValueError as e: raise UsageError(f'pavlovattn battery: {e}')
     if a.figure is not None: _save_figure(card, a.figure)
-    cols = ['page', 'effect', 'ci_low', 'ci_high', 'direction', 'closed_form', 'closed_form_error', 'rw', 'contiguity', 'exemplar', 'own_model', 'note']
+    cols = ['page', 'effect', 'ci_low', 'ci_high', 'direction', 'closed_form', 'closed_form_error', 'rw', 'contiguity', 'exemplar', 'own_model',
+            'animals', 'animals_source', 'agrees_animals', 'note']
     if a.format == 'json':
         rows = [{'phenomenon': i, **{c: (None if isinstance(v, float) and math.isnan(v) else v) for c, v in r.items()}} for i, r in card[cols].iterrows()]
         print(json.dumps(_strict({'family': card.attrs, 'rows': rows}, 'battery'), indent=1, default=str, allow_nan=False))
@@ -658,7 +660,7 @@ def _battery(a) -> int:
     else:
         print(f"battery {card.attrs['family']} ({card.attrs['conditioning']}; model: {card.attrs['model'] or 'not stated'}), "
               f"{a.subjects} subjects, seed {a.seed}")
-        yes = lambda v: '—' if v is None else 'yes' if v else 'NO'
+        yes = lambda v: '—' if v is None or v != v else 'yes' if v else 'NO'      # a row not run: None (NaN after iterrows)
         w = max(len(i) for i in card.index)
         print(f"  {'phenomenon':<{w}}  {'effect':>10}  {'95% CI':>21}  dir  {'closed form':<11}  rw   contig  exemplar")
         for i, r in card.iterrows():

@@ -568,6 +568,12 @@ def claim_task(id:str, full:bool=False, device='cpu'):
     rows, _ = run_claims([id], full=full, device=device, progress=False)
     return rows[0]
 
+def _unrun_paper(id:str) -> dict:
+    "The paper columns of a claim that could not run, as `registry.run_claims` writes them."
+    from pavlovattn.base.registry import CLAIMS
+    p = CLAIMS[id].paper; v = 'not covered' if not p.covered else 'no number' if p.number is None else None
+    return dict(paper=v or 'not shown', paper_v1=v or 'differs', paper_rule=p.rule(), datum=p.datum or id)
+
 def reproduce(ids:list,             # claim ids, in the order of the report
               full:bool=False, device='cpu', backend:str='inprocess', scheduler=None, workers:int|None=None, progress:bool=True,
              ) -> tuple:            # (rows, ok) as `registry.run_claims` returns them
@@ -578,5 +584,5 @@ def reproduce(ids:list,             # claim ids, in the order of the report
         run(g, cache=d, backend=backend, scheduler=scheduler, workers=workers, progress=progress)
         es = [Store(d).get(t['key']) for t in tasks(g)]
     rows = [e['rows'][0] if e['status'] == 'ok' else dict(id=e['config']['id'], claim='', source='', expected='', verdict='fail', check='fail',
-            paper='not covered', paper_rule='', seconds=None, measured=f"could not run: {e['error']}", data={'error': e['error']}) for e in es]
+            **_unrun_paper(e['config']['id']), seconds=None, measured=f"could not run: {e['error']}", data={'error': e['error']}) for e in es]
     return rows, not any(isinstance(r.get('data'), dict) and 'error' in r['data'] for r in rows)
