@@ -447,8 +447,9 @@ def cross_validate(rule:str='delta',  # a family of `FAMILIES`
                   ) -> dict:
     """Leave-one-experiment-out cross-validation of the joint fit (one parameter set for all experiments) by grid search: the loss of
     every experiment at every grid point is computed once; fold f's fit is the grid point with the lowest mean loss on the other
-    experiments, and experiment f is scored there (its response map a, b is its own, as for every held-out experiment; r, sign and
-    ordinal agreement do not depend on it). Also returns the all-experiment grid fit (`in_sample`)."""
+    experiments, and experiment f is scored there (its response map a, b is its own, fitted to its own points, as for every held-out
+    experiment: sign and ordinal agreement do not depend on it, nor does r for an affine map; r after a logistic map does). Also returns
+    the all-experiment grid fit (`in_sample`)."""
     fam = family(rule)
     batch = batch or compile_batch(select(ids), subjects, seed, device=device)
     E = len(batch.exps)
