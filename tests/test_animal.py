@@ -65,6 +65,7 @@ def test_scores_undefined_and_ties():
     assert res['r'] is None and res['ordinal'] == 0.5
 
 
+@pytest.mark.slow   # every family on every experiment: exhaustive (the page scores them)
 def test_every_family_scores_every_experiment():
     b = compile_batch(select())
     for rule in RULES:
@@ -75,7 +76,7 @@ def test_every_family_scores_every_experiment():
             assert all(torch.isfinite(torch.tensor(g['predicted'])) for g in e['groups'])
 
 
-@pytest.mark.parametrize('rule,true', [('delta', dict(beta=0.1)), ('gated-delta', dict(beta=0.1, gamma=0.97))])
+@pytest.mark.parametrize('rule,true', [('delta', dict(beta=0.1)), pytest.param('gated-delta', dict(beta=0.1, gamma=0.97), marks=pytest.mark.slow)])
 def test_fit_recovers_parameters_from_model_data(rule, true):
     b = compile_batch(select(['acquisition_partial', 'extinction_partial', 'overexpectation']))
     with torch.no_grad(): b.y = respond(b, strengths(b, rule, **true), a=-1., b=4.)   # through each experiment's response model, oriented by its measure's direction
@@ -225,6 +226,7 @@ def test_session_curves_one_point_per_session():
             assert all(v[0] in (0, 1) and v == list(range(v[0], v[0] + len(v))) for v in series.values()), (e.id, g, series)
 
 
+@pytest.mark.slow   # an exemplar memory fitted by gradient: O(T^2) per row, ~15 s idle
 def test_softmax_fit_recovers_tau_from_model_data():
     # τ (folded into the keys) is recovered; β is not asserted: every exemplar carries the same β, so it matters only
     # against the sink's weight 1, which hundreds of stored trials swamp (the losses reach 0 at other β too)
@@ -437,6 +439,7 @@ def test_param_intervals_refit_the_grid_on_resampled_experiments():
     assert fit == cv['params']['beta'] and lo <= fit <= hi
 
 
+@pytest.mark.slow   # the claim runs in make reproduce; 27 experiments x 6 families with bootstrap
 def test_best_family_claim_runs_in_reproduce():
     from pavlovattn.base.registry import run_claims, load_claims
     assert 'animal-best-family' in load_claims()

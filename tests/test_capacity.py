@@ -7,6 +7,7 @@ from pavlovattn.model.core import recur
 from pavlovattn.pages.capacity import (PROTOCOL, PairMemory, random_pairs, row_sum_coherence, worst_case_check, top1, capacity,
                                  _crossing, crosstalk_error, crosstalk_moments, sphere_abs_dot, theory_nstar)
 
+@pytest.mark.slow   # the bound holds by construction (triangle inequality); 6 x 7 settings x 512 draws: exhaustive
 def test_worst_case_bound_every_item():
     "|r_i - v_i| <= R_i on every item of many (d, N) settings, float64; decoding exact wherever the premises hold."
     out = worst_case_check(ds=(4, 8, 16, 32, 128, 512), ns=(2, 3, 5, 8, 16, 32, 64), draws=512, seed=7)

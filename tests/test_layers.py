@@ -24,6 +24,7 @@ def recall_batch(B, V, P, gen):
     x = torch.cat([torch.stack([keys, vals], -1).reshape(B, 2 * P), keys[torch.arange(B), qi][:, None]], 1)
     return x, vals[torch.arange(B), qi]
 
+@pytest.mark.slow   # training to recall: ~25 s idle; test_models keeps a training test in make test
 def test_tiny_model_learns_associative_recall_on_cpu():
     torch.manual_seed(0); gen = torch.Generator().manual_seed(0)
     V, P = 16, 4
