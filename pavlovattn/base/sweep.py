@@ -117,7 +117,7 @@ def _yaml_loader(yaml):
     return Loader
 
 def load_grid(path) -> dict:
-    "A grid from a YAML or JSON file (YAML needs PyYAML), with its folder recorded as `base` for a task given as FILE.py:function; counted (`_count`) before it is used."
+    "A grid from a YAML or JSON file (YAML needs PyYAML), with its folder recorded as `base` for a task given as FILE.py:function; counted before it is used."
     p = Path(path)
     try:
         with open(p, 'rb') as f: raw = f.read(MAX_GRID_BYTES + 1)
