@@ -130,7 +130,7 @@ def test_damaged_checkpoints_are_retrained_with_one_line(tmp_path, monkeypatch, 
     for name, (data, why) in cases.items():
         path.write_bytes(data)
         (model, met), err = _rebuilt(capsys, lambda: get_model(cfg, progress=False))
-        assert not met['cached'] and why in err, (name, err)
+        assert not met['cached'] and why in err and 'weights_only' not in err, (name, err)   # issue 49: never torch's advice to unpickle it
         with torch.no_grad(): torch.testing.assert_close(model(b), want, rtol=0, atol=0)
         assert get_model(cfg, progress=False)[1]['cached'], name            # rebuilt: the next call loads it
     assert not marker.exists()                                             # the pickled call never ran

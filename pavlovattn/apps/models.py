@@ -299,6 +299,7 @@ def _read(path) -> dict:
     try: ck = torch.load(path, map_location='cpu', weights_only=True)
     except Exception as e:
         why = (str(e).strip().splitlines() or [''])[0][:200]
+        if 'weights only load failed' in str(e).lower(): why = 'it holds objects that are not plain data, which are never unpickled here'   # not torch's advice to load it with weights_only=False
         raise CacheError(f'not a checkpoint that loads as plain tensors ({type(e).__name__}{": " + why if why else ""})') from None
     need(isinstance(ck, dict), f'not a checkpoint of this code (a {type(ck).__name__})')
     return ck
