@@ -182,3 +182,11 @@ def test_palms_phase_settings_agree_with_palms():
     z = [abs(got[k].mean() - v) / (got[k].std() * np.sqrt(2 / 1000)) if got[k].std() > 0 else abs(got[k].mean() - v) * 1e12
          for k, v in want.items() if k[1] == 'Shuffled']
     assert fixed < 1e-12 and max(z) <= 4.5, (fixed, sorted(z)[-3:])
+
+
+def test_a_palms_file_whose_name_has_a_bar_is_read_as_a_file(tmp_path):
+    "Issue 49 item 10: read_palms took any string with '|' for design text, so a file named 'a|b.rw' was parsed as its own name."
+    from pavlovattn.apps.interop import read_palms
+    f = tmp_path / 'a|b.rw'; f.write_text('G1|4AB+|2A-\n')
+    d = read_palms(str(f))
+    assert [g.name for g in d.groups] == ['G1'] and len(d.groups[0].phases) == 2

@@ -396,7 +396,7 @@ def read_palms(source,               # a PALMS experiment: a `.rw` file's path, 
               ):                     # a native `Design` (with `params`: (design, keywords))
     "Read PALMS design lines: one group per line, `|` between phases, `rand/` for a shuffled phase, trials `4AB+`, `4B-`, `4B` (unsigned: non-reinforced, as PALMS reads it)."
     if unsigned not in ('+', '-'): raise ValueError(f"unsigned must be '+' or '-'; got {unsigned!r}")
-    if isinstance(source, str) and ('|' in source or '\n' in source): text = source
+    if isinstance(source, str) and ('|' in source or '\n' in source) and not os.path.isfile(source): text = source   # a file whose name has '|' is a file
     else:
         try:
             with _Lines(source, 'utf-8-sig') as f: text = ''.join(f)
