@@ -46,12 +46,13 @@ def test_help_names_what_the_commands_accept():
     from pavlovattn.apps.interop import RESULT_LAYOUTS
     from pavlovattn.model.families import BUILTIN
     from pavlovattn.base.sweep import BACKENDS
-    assert _NAMES == {'rule': design_rules(), 'page rule': RULES, 'key coding': KEY_CODINGS, 'dialect': DIALECTS, 'results layout': RESULT_LAYOUTS,
+    # families registered since (a user's, a classical one on first use) are not listed by --help
+    assert _NAMES == {'rule': tuple(r for r in design_rules() if r in BUILTIN), 'page rule': RULES, 'key coding': KEY_CODINGS, 'dialect': DIALECTS, 'results layout': RESULT_LAYOUTS,
                       'family': BUILTIN, 'backend': BACKENDS}
     out = ' '.join(pv('run', '--help').stdout.split())
-    assert f"attention family: {', '.join(design_rules())} (default delta)" in out and 'key coding: onehot, random' in out
+    assert f"attention family: {', '.join(_NAMES['rule'])} (default delta)" in out and 'key coding: onehot, random' in out
     r = pv('run', '10A+', '--rule', 'nope')                              # the full list comes with the refusal
-    assert r.returncode == 2 and f"valid rules: {', '.join(design_rules())}" in r.stderr
+    assert r.returncode == 2 and f"valid rules: {', '.join(_NAMES['rule'])}" in r.stderr
 
 @pytest.mark.parametrize('argv, line', [
     (['run', '10A+', '--rule', 'detla'], "pavlovattn run: unknown rule 'detla'; valid rules: hebbian, normalized, decay, gla, delta, "
