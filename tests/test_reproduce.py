@@ -142,7 +142,7 @@ def test_report_summary_names_each_rows_run():
     assert len(ids) == len(set(ids)) and set(ids) <= set(claims), sorted(set(ids) - set(claims))
     missing = [i for i, c in claims.items() if i not in ids and not _trains(c)]
     assert not missing, f'rerun the report page with PAVLOVATTN_WRITE_SUMMARY=1 (about 3 min): no row for {missing}'
-    assert s['summary'] == summary_line(s['rows'])
+    assert s['summary'] == summary_line(s['rows']) and all(r['datum'] for r in s['rows'])   # the independent count needs each row's datum
     assert set(s['runs']) == {r['run'] for r in s['rows']}
     for k, run in s['runs'].items(): assert run['commit'] == k[:len(run['commit'])] and run['date'].endswith('UTC') and run['tier'], run
     for r in s['rows']:
