@@ -2,7 +2,8 @@
 in the search index; a table row left as literal pipes; a table cut at 1280 px, read from the layout probe's note) are
 found in hand-made HTML, a clean fragment passes, and the command line takes `--help` and a list of pages (under 1 s).
 The same defects injected into a built page and opened in Chromium were checked by hand (issue 36 audit)."""
-import html, json, subprocess, sys
+import html, json, shutil, subprocess, sys
+import pytest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +28,28 @@ def test_desktop_problems_read_the_layout_note():
     assert cs.desktop_problems(note([])) == []
     assert cs.desktop_problems(note(['table "delta hebbian" (2400 px wide)']))[0].startswith('at 1280 px a table is cut')
     assert cs.desktop_problems('<html>') == ['layout probe did not run at 1280 px']
+
+def test_desktop_problems_flag_a_cell_narrower_than_its_word_on_the_report_page_only():
+    note = lambda narrow: f'<html data-layout="{html.escape(json.dumps(dict(width=1265, scroll=1265, wide=[], heads=[], cut=[], narrow=narrow)))}">'
+    cell = ['td "dissociation-relative-validity" (221 px in a 38 px cell)']
+    assert cs.desktop_problems(note(cell), whole_words=True) == [f'at 1280 px a table cell is narrower than its longest word: {cell[0]}']
+    assert cs.desktop_problems(note(cell)) == [] and cs.desktop_problems(note([]), whole_words=True) == []
+    assert 'report.html' in cs.WHOLE_WORDS
+
+@pytest.mark.skipif(shutil.which('chromium') is None, reason='needs Debian chromium (make chromium)')
+def test_the_layout_probe_measures_words_in_chromium(tmp_path):
+    "The probe in a real browser (about 2 s): a claim id broken letter by letter in a 40 px cell is found; the same id in a cell wide enough, and a long text folded in a closed <details>, are not."
+    long = 'x' * 300
+    (tmp_path / 'bad.html').write_text(page('<table><tr><td style="width:40px;max-width:40px;overflow-wrap:anywhere">dissociation-relative-validity</td>'
+                                            '<td>ok</td></tr></table>'))
+    (tmp_path / 'good.html').write_text(page(f'<table><tr><td style="white-space:nowrap">dissociation-relative-validity</td><td style="width:60px">'
+                                             f'<details><summary>first words</summary>{long}</details></td></tr></table>'))
+    srv = cs.serve(tmp_path); base = f'http://127.0.0.1:{srv.server_port}/'
+    try:
+        bad, good = (cs.desktop_problems(cs.dom(base + n), whole_words=True) for n in ('bad.html', 'good.html'))
+    finally: srv.shutdown()
+    assert len(bad) == 1 and 'td "dissociation-relative-validity"' in bad[0], bad
+    assert good == [], good
 
 def test_search_problems_find_raw_tex_in_a_snippet(tmp_path):
     (tmp_path / 'search.json').write_text(json.dumps([dict(href='a.html', title='A', section='', text='strength (1-\\beta)^{n_1} falls'),

@@ -8,7 +8,8 @@ machine), no empty output section, no TeX left unrendered in the text (`$$`, `\\
 link syntax (`[x](page.html)`, also inside a signature's code block), no class documented as `(*args, **kwargs)` (a
 named tuple shows its fields), and, at phone width (390 px), nothing in the page's content wider than the screen
 unless it scrolls inside its own box (a figure, a table, a code block, an equation), and no heading running past it;
-at 1280 px no table cut (wider than its column with no scroll box, or showing under 60% of its width), no raw TeX in a
+at 1280 px no table cut (wider than its column with no scroll box, or showing under 60% of its width), on the report
+page no table cell narrower than its longest word, no raw TeX in a
 heading, in the right-hand table of contents or in a search result's title or snippet, and no table row left as literal pipes.
 Prints `site: N passed, M failed`.
 
@@ -47,8 +48,20 @@ LAYOUT_PROBE = b"""<script>window.addEventListener('load', () => setTimeout(() =
       if (p === main) break; }
     return false; }).slice(0, 4).map(e => e.tagName.toLowerCase() + ' "' + e.textContent.trim().replace(/\\s+/g, ' ').slice(0, 40) + '" ('
       + Math.round(e.scrollWidth) + ' px wide)');
+  const cv = document.createElement('canvas').getContext('2d'), rng = document.createRange();
+  const narrow = [...main.querySelectorAll('td, th')].filter(c => c.getClientRects().length && !c.closest('.katex-mathml')).map(c => {
+    const cs = getComputedStyle(c), inner = c.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    let word = '', px = 0;                                   // the cell's longest shown word (text in a closed <details> is not shown)
+    for (let w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT), n = w.nextNode(); n; n = w.nextNode()) {
+      const shut = n.parentElement.closest('details:not([open])');
+      if (shut && !n.parentElement.closest('summary')) continue;
+      rng.selectNodeContents(n); if (![...rng.getClientRects()].some(r => r.width > 0)) continue;
+      cv.font = getComputedStyle(n.parentElement).font;
+      for (const x of n.textContent.split(/\\s+/)) { const m = cv.measureText(x).width; if (m > px) { word = x; px = m; } } }
+    return px > inner + 1 ? c.tagName.toLowerCase() + ' "' + word.slice(0, 30) + '" (' + Math.round(px) + ' px in a ' + Math.round(inner) + ' px cell)' : null;
+  }).filter(Boolean).slice(0, 4);
   const top = window.parent === window ? de : window.parent.document.documentElement;
-  top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads, cut}));
+  top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads, cut, narrow}));
 }, 500));</script>"""
 
 def serve(root):
@@ -179,15 +192,22 @@ def text_problems(d):
     if empty: probs.append(f'{len(empty)} empty output section(s)')
     return probs
 
-def desktop_problems(d):
+# Pages whose tables must keep every word whole at 1280 px: no cell narrower than its longest shown word (a word broken
+# letter by letter, as the report's claim ids and commits were). Other pages' tables may break a long name on purpose.
+WHOLE_WORDS = {'report.html'}
+
+def desktop_problems(d, whole_words=False):
     """Tables cut at a 1280 px window (from the layout probe): a table wider than its container with no scroll box to hold
     it, or one whose scroll box shows less than 60% of its width (the reader sees a fragment, e.g. one column of five, and
     the rest only by scrolling sideways; a threshold set after looking at the site's tables, between the cut headline
-    tables and the wide numeric ones that scroll acceptably); a code block or output cut with no way to scroll."""
+    tables and the wide numeric ones that scroll acceptably); a code block or output cut with no way to scroll. With
+    `whole_words` (the pages of WHOLE_WORDS): a table cell narrower than its longest shown word."""
     m = re.search(r'data-layout="([^"]*)"', d)
     if not m: return ['layout probe did not run at 1280 px']
-    lay = json.loads(html.unescape(m.group(1)))
-    return [f"at 1280 px a table is cut (wider than its column with no scroll box, or under 60% of it shown): {', '.join(lay['cut'])}"] if lay.get('cut') else []
+    lay = json.loads(html.unescape(m.group(1))); probs = []
+    if lay.get('cut'): probs.append(f"at 1280 px a table is cut (wider than its column with no scroll box, or under 60% of it shown): {', '.join(lay['cut'])}")
+    if whole_words and lay.get('narrow'): probs.append(f"at 1280 px a table cell is narrower than its longest word: {', '.join(lay['narrow'])}")
+    return probs
 
 TEX_IN_TITLE = re.compile(r'\\[A-Za-z]+|\$|[\^_]\{')                       # \beta, $...$, ^{...}, _{...}
 
@@ -270,7 +290,7 @@ def check_page(page, base, nb=None, dups=(), search=None):
     if dups: probs.append(f"the same page as {', '.join(dups)}")
     if search: probs.append(search)
     if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb) + saved_errors(nb)
-    probs += text_problems(d) + desktop_problems(d) + heading_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
+    probs += text_problems(d) + desktop_problems(d, page.name in WHOLE_WORDS) + heading_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
     return probs + image_problems(page, d)
 
 def main(site='_docs', *only, nbs=Path(__file__).resolve().parent.parent/'nbs'):
