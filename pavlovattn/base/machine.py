@@ -8,7 +8,8 @@ import math, os
 import torch
 
 # %% auto #0
-__all__ = ['CHECK_FROM_BYTES', 'BLOCK_BYTES', 'SizeError', 'human_bytes', 'available_bytes', 'check_memory']
+__all__ = ['CHECK_FROM_BYTES', 'BLOCK_BYTES', 'SizeError', 'human_bytes', 'available_bytes', 'check_memory', 'provenance',
+           'write_provenance']
 
 # %% ../../nbs/00h_machine.ipynb #709f694a
 class SizeError(ValueError):
@@ -103,3 +104,39 @@ class _threads:
         if self.n is not None and self.n != self.old: torch.set_num_threads(self.n)
     def __exit__(self, *a):
         if torch.get_num_threads() != self.old: torch.set_num_threads(self.old)
+
+# %% ../../nbs/00h_machine.ipynb #43d301ab
+def _git(*args) -> str|None:
+    "The output of `git args` in the package's checkout; None where the package is not in a git checkout (an installed copy) or git is missing."
+    import subprocess, pavlovattn
+    root = os.path.dirname(os.path.dirname(os.path.abspath(pavlovattn.__file__)))
+    if not os.path.exists(os.path.join(root, '.git')): return None
+    try: r = subprocess.run(['git', *args], cwd=root, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError): return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+def _device_name(device) -> str:
+    "The device in words: 'cpu (2 cores, x86_64)', or a GPU's name."
+    import platform
+    dev = torch.device(device)
+    if dev.type == 'cuda' and torch.cuda.is_available(): return f'{dev} ({torch.cuda.get_device_name(dev)})'
+    return f'{dev} ({os.cpu_count()} cores, {platform.machine()})' if dev.type == 'cpu' else str(dev)
+
+def provenance(device='cpu',        # the device the results were computed on
+               tier:str|None=None,  # the tier of a `reproduce` run (default, trained, full, only), where there is one
+              ) -> dict:
+    "Where and with what a result was made: commit (None outside a git checkout) and `dirty` (tracked files changed since it), UTC date, tier, package, torch and Python versions, device, torch threads."
+    import datetime, platform
+    from pavlovattn import __version__
+    commit = _git('rev-parse', 'HEAD')
+    dirty = None if commit is None else bool(_git('status', '--porcelain', '--untracked-files=no'))
+    return dict(commit=commit, dirty=dirty, date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC'),
+                tier=tier, package=__version__, torch=torch.__version__, python=platform.python_version(),
+                device=_device_name(device), threads=torch.get_num_threads())
+
+def write_provenance(path:str, prov:dict) -> str:
+    "Write `prov` beside the table file `path`, as `PATH.provenance.json` (a CSV or Parquet file keeps its own format: a comment line is not CSV); returns the sidecar's path."
+    import json
+    side = f'{path}.provenance.json'; tmp = f'{side}.tmp{os.getpid()}'
+    with open(tmp, 'w') as f: f.write(json.dumps(prov, indent=1) + '\n')
+    os.replace(tmp, side); return side
