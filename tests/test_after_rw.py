@@ -2,8 +2,8 @@
 import pytest, torch
 from pavlovattn.model.core import recur
 from pavlovattn.model.families import FAMILIES
-from pavlovattn.model.classical import mackintosh, kalman, PKH, OJA, BCM, DIVISIVE, NEUROMODULATED, _acq_oja
-from pavlovattn.pages.after_rw import mesa_readout, per_channel_delta, titans, _claim_kalman_mesa, _claim_failures, FAILURES
+from pavlovattn.model.classical import mackintosh, kalman, titans, PKH, OJA, BCM, DIVISIVE, NEUROMODULATED, _acq_oja
+from pavlovattn.pages.after_rw import mesa_readout, per_channel_delta, _claim_kalman_mesa, _claim_failures, FAILURES
 
 @pytest.fixture(autouse=True)
 def forget():

@@ -70,6 +70,7 @@ _NAMES = {'rule': ('hebbian', 'normalized', 'decay', 'gla', 'delta', 'gated-delt
           'results layout': ('tidy', 'calmr'),                                                   # interop.RESULT_LAYOUTS
           'family': ('hebbian', 'normalized', 'decay', 'gla', 'trace', 'delta', 'gated-delta', 'channel-gate', 'vhw', 'softmax'),  # families.BUILTIN: battery
           'backend': ('inprocess', 'processes', 'dask')}                                         # sweep.BACKENDS
+_CATALOGUE = ('mackintosh', 'pkh', 'kalman', 'kalman-ccnlab', 'oja', 'bcm', 'divisive', 'neuromodulated', 'titans')   # families.catalogue(): run and battery take them too
 
 # %% ../../nbs/10_cli.ipynb #8d4ab4c2
 FORMATS = ('table', 'json', 'csv')
@@ -81,7 +82,7 @@ def _run_args(p):
     p.add_argument('design', metavar='DESIGN', nargs='?', help='the design, e.g. "exp: 10A+ | 10AB+ | #B ; ctrl: 10AB+ | #B" (quote it); or --calmr FILE.csv')
     p.add_argument('--calmr', default=None, metavar='FILE.csv', help="read the design from a calmr design table (R's write.csv; either layout); implies --dialect calmr")
     p.add_argument('--dialect', default=None, help=f"{' or '.join(_NAMES['dialect'])}: calmr's phase strings and trial orders (miniblocks in every phase) (default native; calmr with --calmr)")
-    p.add_argument('--rule', default=_RUN_RULE, help=f"attention family: {', '.join(_NAMES['rule'])} (default {_RUN_RULE}), or FILE.py / FILE.py:NAME / module:NAME defining a Family")
+    p.add_argument('--rule', default=_RUN_RULE, help=f"attention family: {', '.join(_NAMES['rule'])} (default {_RUN_RULE}); the classical catalogue: {', '.join(_CATALOGUE)}; or FILE.py / FILE.py:NAME / module:NAME defining a Family")
     p.add_argument('--beta', type=_number(name='beta'), default=0.1, help='write rate (default 0.1)')
     p.add_argument('--beta-minus', type=_number(name='beta-minus'), default=None, metavar='B', help='write rate on - trials (default: --beta)')
     p.add_argument('--gamma', type=_number(name='gamma'), default=None, help='decay per trial (default 0.9 for decay, else 1)')
@@ -200,7 +201,7 @@ def _check_run_args(a) -> dict|None:
     if a.palms_params:                                                  # the file's parameters, not the flags' defaults: a flag that would be ignored is refused
         given = _given(a, ('beta', 'beta_minus', 'lam', 'salience', 'subjects'))
         if given: raise UsageError(f"pavlovattn run: --palms-params takes beta, betan, lamda, alpha and num_trials from the file: leave out {', '.join(given)}")
-    _family_arg('pavlovattn run', a.rule, _NAMES['rule'])               # a file or module:NAME is loaded below
+    _family_arg('pavlovattn run', a.rule, _NAMES['rule'] + _CATALOGUE)               # a file or module:NAME is loaded below
     _must_exist('--calmr', a.calmr); _must_exist('--pyndl', a.pyndl)
     _must_exist('--palms', a.palms, ': no such file (a design written out goes as DESIGN)')   # read_palms takes text too; the flag takes a file
     ext = os.path.splitext(a.results_file)[1].lower() if a.results_file is not None else '.csv'   # as interop.write_results refuses it
@@ -629,7 +630,7 @@ MAX_BATTERY_SUBJECTS = 100_000   # counted before anything is built: a card's in
                                  # by far, and a million subjects ran 78-245 s into the out-of-memory fallback
 
 def _battery_args(p):
-    p.add_argument('rule', metavar='RULE_OR_FILE', help='a family: a built-in name (e.g. delta), FILE.py (its FAMILY), FILE.py:NAME or module:NAME')
+    p.add_argument('rule', metavar='RULE_OR_FILE', help=f"a family: a built-in name (e.g. delta), one of the classical catalogue ({', '.join(_CATALOGUE)}), FILE.py (its FAMILY), FILE.py:NAME or module:NAME")
     p.add_argument('--subjects', type=_number(int, hi=MAX_BATTERY_SUBJECTS, name='subjects'), default=500,
                    help=f'subjects of the randomised rows (default 500, at most {MAX_BATTERY_SUBJECTS:,})')
     p.add_argument('--seed', type=_number(**_SEED), default=0, help='seed (default 0)')
@@ -642,7 +643,7 @@ def _battery_args(p):
 @subcommand('battery', "run every phenomenon of the package on one family (built-in or from a file) and print its report card")(_battery_args)
 def _battery(a) -> int:
     _choice('format', a.format, FORMATS, 'pavlovattn battery')
-    _family_arg('pavlovattn battery', a.rule, _NAMES['family'], ' (or a Python file or module:NAME that defines a Family)')
+    _family_arg('pavlovattn battery', a.rule, _NAMES['family'] + _CATALOGUE, ' (or a Python file or module:NAME that defines a Family)')
     if a.subjects < 2: raise UsageError(f'pavlovattn battery: --subjects must be at least 2 (the CI needs two); got {a.subjects}')
     if a.figure is not None and not a.figure.strip(): raise UsageError('pavlovattn battery: --figure needs a path; got an empty one')
     if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
@@ -662,10 +663,10 @@ def _battery(a) -> int:
               f"{a.subjects} subjects, seed {a.seed}")
         yes = lambda v: '—' if v is None or v != v else 'yes' if v else 'NO'      # a row not run: None (NaN after iterrows)
         w = max(len(i) for i in card.index)
-        print(f"  {'phenomenon':<{w}}  {'effect':>10}  {'95% CI':>21}  dir  {'closed form':<11}  rw   contig  exemplar")
+        print(f"  {'phenomenon':<{w}}  {'effect':>10}  {'95% CI':>21}  dir  {'closed form':<11}  rw   contig  exemplar  animals  as animals")
         for i, r in card.iterrows():
             ci = f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]" if r.ci_high > r.ci_low else ''
-            print(f"  {i:<{w}}  {r.effect:>+10.4f}  {ci:>21}  {r.direction:<3}  {r.closed_form:<11}  {yes(r.rw):<4} {yes(r.contiguity):<7} {yes(r['exemplar'])}")
+            print(f"  {i:<{w}}  {r.effect:>+10.4f}  {ci:>21}  {r.direction:<3}  {r.closed_form:<11}  {yes(r.rw):<4} {yes(r.contiguity):<7} {yes(r['exemplar']):<8}  {r.animals:<7}  {yes(r.agrees_animals)}")
         for i, r in card.iterrows():
             if r.closed_form in ('none', 'not run') or r.direction == 'not run': print(f"  note: {i}: {r.note}")
     return 0

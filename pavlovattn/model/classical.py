@@ -8,8 +8,8 @@ import torch
 from .families import Family, _dot, _outer
 
 # %% auto #0
-__all__ = ['MACKINTOSH', 'PKH', 'KALMAN', 'KALMAN_CCNLAB', 'OJA', 'BCM', 'DIVISIVE', 'NEUROMODULATED', 'mackintosh',
-           'pearce_kaye_hall', 'kalman', 'bcm', 'divisive', 'neuromodulated']
+__all__ = ['MACKINTOSH', 'PKH', 'KALMAN', 'KALMAN_CCNLAB', 'OJA', 'BCM', 'DIVISIVE', 'NEUROMODULATED', 'TITANS', 'CATALOGUE',
+           'mackintosh', 'pearce_kaye_hall', 'kalman', 'bcm', 'divisive', 'neuromodulated', 'titans']
 
 # %% ../../nbs/00i_classical.ipynb #31800148
 def _offdiag(dW, graph:bool):
@@ -137,7 +137,7 @@ def _bcm_step(S, k, v, b, g, kw, eps):
 
 def bcm(eps:float=0.5, theta0:float=0.5) -> Family:
     "The BCM rule with a sliding threshold (its rate `eps`, its start `theta0`) as a family."
-    return Family(f'bcm[eps={eps:g},theta0={theta0:g}]', 'linear attention with a sliding-threshold write', 'BCM (1982): potentiation above a threshold that tracks the mean squared activity',
+    return Family(_name('bcm', False, **{n: x for n, x in dict(eps=eps, theta0=theta0).items() if x != 0.5}), 'linear attention with a sliding-threshold write', 'BCM (1982): potentiation above a threshold that tracks the mean squared activity',
                   r'S_t = S_{t-1} + \beta_t (y_t \odot (y_t - \theta_{t-1})) k_t^\top,\ y_t = v_t + S_{t-1}k_t,\ \theta_t = \theta_{t-1} + \epsilon(y_t^2 - \theta_{t-1})',
                   cite='Bienenstock, Cooper & Munro 1982', state=(('theta', 'dv'),), init=lambda dv, dk: torch.full((dv, dk), float(theta0), dtype=torch.float64),
                   step=lambda S, k, v, b, g, kw: _bcm_step(S, k, v, b, g, kw, eps))
@@ -147,7 +147,7 @@ def _pool(k, sigma): return k / (sigma + k.abs().sum(-1, keepdim=True))
 
 def divisive(sigma:float=1.0) -> Family:
     "The delta rule on divisively normalised keys k / (sigma + sum_i |k_i|) (written and read so)."
-    return Family(f'divisive[sigma={sigma:g}]', 'DeltaNet on divisively normalised keys', 'Rescorla–Wagner with divisive normalisation of the cues (Carandini & Heeger 2012)',
+    return Family(_name('divisive', False, **({} if sigma == 1.0 else dict(sigma=sigma))), 'DeltaNet on divisively normalised keys', 'Rescorla–Wagner with divisive normalisation of the cues (Carandini & Heeger 2012)',
                   r'\tilde k = k/(\sigma + \textstyle\sum_i|k_i|),\ S_t = S_{t-1} + \beta_t (v_t - S_{t-1}\tilde k_t)\tilde k_t^\top', error_correcting=True,
                   cite='Carandini & Heeger 2012', read=lambda S, x: _dot(S, _pool(x, sigma)),
                   step=lambda S, k, v, b, g, kw: (lambda kt: S + _outer(b[:, None] * (v - _dot(S, kt)), kt))(_pool(k, sigma)))
@@ -161,9 +161,28 @@ def _neuromod_step(S, k, v, b, g, kw, rho):
 
 def neuromodulated(rho:float=0.3, m0:float=1.0) -> Family:
     "The delta rule with a global third factor: its write scaled by a running unsigned surprise m (rate `rho`, start `m0`)."
-    return Family(f'neuromodulated[rho={rho:g},m0={m0:g}]', 'DeltaNet with a global data-dependent write strength', 'Rescorla–Wagner gated by a neuromodulator tracking surprise (third factor)',
+    return Family(_name('neuromodulated', False, **{n: x for n, x in dict(rho=rho, m0=m0).items() if x != dict(rho=0.3, m0=1.0)[n]}), 'DeltaNet with a global data-dependent write strength', 'Rescorla–Wagner gated by a neuromodulator tracking surprise (third factor)',
                   r'm_t = (1-\rho) m_{t-1} + \rho |v_t - S_{t-1}k_t|,\ S_t = S_{t-1} + \beta_t m_t (v_t - S_{t-1}k_t)k_t^\top', error_correcting=True,
                   cite='Dayan 2012; Frémaux & Gerstner 2016', state=(('modulator', 1),), init=lambda dv, dk: torch.full((1, dk), float(m0), dtype=torch.float64),
                   step=lambda S, k, v, b, g, kw: _neuromod_step(S, k, v, b, g, kw, rho))
 
 BCM, DIVISIVE, NEUROMODULATED = bcm(), divisive(), neuromodulated()
+
+# %% ../../nbs/00i_classical.ipynb #e1dfdda2
+def _titans_step(S, k, v, b, g, kw, eta):
+    dv = v.shape[-1]; W, M = S[:, :dv], S[:, dv:]
+    on = (b > 0).to(S.dtype)[:, None, None]                            # a probe (beta 0) moves nothing
+    M = M + on * ((eta - 1) * M + _outer(b[:, None] * (v - _dot(W, k)), k))
+    return torch.cat([W + on * M, M], 1)
+
+def titans(eta:float=0.9) -> Family:
+    "Titans-style surprise with momentum (no forgetting) as a family: M = eta M + beta (v - S k) k^T, S = S + M."
+    return Family(_name('titans', False, **({} if eta == 0.9 else dict(eta=eta))), 'Titans (surprise with momentum, no forgetting)',
+                  'Rescorla–Wagner errors averaged by a momentum',
+                  r'M_t = \eta M_{t-1} + \beta_t (v_t - S_{t-1}k_t)k_t^\top,\ S_t = S_{t-1} + M_t', error_correcting=True,
+                  cite='Behrouz, Zhong & Mirrokni 2024', state=(('momentum', 'dv'),), step=lambda S, k, v, b, g, kw: _titans_step(S, k, v, b, g, kw, eta))
+
+TITANS = titans()
+
+# %% ../../nbs/00i_classical.ipynb #a784fe56
+CATALOGUE = {f.name: f for f in (MACKINTOSH, PKH, KALMAN, KALMAN_CCNLAB, OJA, BCM, DIVISIVE, NEUROMODULATED, TITANS)}   # name -> family, found by `families.family`

@@ -12,10 +12,10 @@ import torch
 from ..base.machine import _threads
 
 # %% auto #0
-__all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'register',
-           'load_family', 'Algorithm', 'algorithm', 'families_table', 'reference', 'needs_grad', 'sequential',
-           'chunked', 'forward', 'blocked_closed_form', 'kernel_available', 'fla_call', 'fla_kernel', 'fla_references',
-           'algorithms_table']
+__all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'catalogue',
+           'known', 'register', 'load_family', 'Algorithm', 'algorithm', 'families_table', 'reference', 'needs_grad',
+           'sequential', 'chunked', 'forward', 'blocked_closed_form', 'kernel_available', 'fla_call', 'fla_kernel',
+           'fla_references', 'algorithms_table']
 
 # %% ../../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -275,17 +275,41 @@ _FAMILIES = (
 )
 
 # %% ../../nbs/00c_families.ipynb #d47fe6bf
-FAMILIES = {f.name: f for f in _FAMILIES}   # the built-in families, then every family registered in this process
+class _Families(dict):
+    "The families known by name: a name of the catalogue (`catalogue`) not yet asked for is registered when first looked up."
+    def __missing__(self, name):
+        if isinstance(name, str) and name in catalogue(): return register(catalogue()[name])
+        raise KeyError(name)
+    def __contains__(self, name): return dict.__contains__(self, name) or (isinstance(name, str) and name in catalogue() and bool(self[name]))
+    def get(self, name, default=None): return self[name] if name in self else default
+
+FAMILIES = _Families({f.name: f for f in _FAMILIES})   # the built-in families, then every family registered in this process
 BUILTIN = tuple(FAMILIES)
 _BUILTIN_SPECS = dict(FAMILIES)
 
 def family(rule) -> Family:
-    "The spec of `rule`: a name, a `Family` (registered on first use), or a file or module defining one (`load_family`)."
+    "The spec of `rule`: a name (built-in, registered, or of the catalogue), a `Family` (registered on first use), or a file or module defining one (`load_family`)."
     if isinstance(rule, Family): return register(rule)
     if isinstance(rule, str) and rule not in FAMILIES and (rule.endswith('.py') or ':' in rule): return load_family(rule)
     try: return FAMILIES[rule]
-    except (KeyError, TypeError): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(FAMILIES)} "
+    except (KeyError, TypeError): raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(known())} "
                                                    "(or a Python file or module:NAME that defines a Family)") from None
+
+# %% ../../nbs/00c_families.ipynb #3c6f6897
+_CATALOGUE = {}
+
+def catalogue() -> dict:
+    "{name: Family} of every `CATALOGUE` declared by a module of this floor, found by walking the floor on first use (cached)."
+    if not _CATALOGUE:
+        import pkgutil
+        pkg = importlib.import_module('pavlovattn.model')                   # this floor (a notebook running this page has no __package__)
+        for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + '.'):
+            if m.name != 'pavlovattn.model.families': _CATALOGUE.update(getattr(importlib.import_module(m.name), 'CATALOGUE', {}))
+    return _CATALOGUE
+
+def known() -> tuple:
+    "Every name `family` takes: the families registered so far, then the catalogue's not yet asked for."
+    return tuple(dict.keys(FAMILIES)) + tuple(n for n in catalogue() if not dict.__contains__(FAMILIES, n))
 
 # %% ../../nbs/00c_families.ipynb #b3f88cfb
 def _check_fields(fam:Family) -> None:
@@ -310,6 +334,8 @@ def register(fam:Family) -> Family:
     if _BUILTIN_SPECS.get(fam.name) is fam: return fam
     if fam.name in _BUILTIN_SPECS:
         raise ValueError(f"a built-in family is named {fam.name!r}: give yours another name (built-in: {', '.join(BUILTIN)})")
+    if isinstance(fam.name, str) and catalogue().get(fam.name, fam) != fam:
+        raise ValueError(f"the package's catalogue has a family named {fam.name!r}: give yours another name (catalogue: {', '.join(catalogue())})")
     if not isinstance(fam.name, str) or not fam.name or any(c in fam.name for c in ' :/\\') or fam.name.endswith('.py') \
        or not fam.name.isprintable():
         raise ValueError(f"a family's name is a word without spaces, ':', '/' or control characters; got {fam.name!r}")
