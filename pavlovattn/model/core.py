@@ -19,6 +19,7 @@ __all__ = ['RULES', 'EXEMPLAR_READ_LIMIT', 'SCALAR_GATE_RULES', 'UnstableRateErr
 # %% ../../nbs/00_core.ipynb #09cdff08
 from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
 from .families import algorithm as algorithm_of
+from .kernels import RANGES
 
 RULES = tuple(n for n, f in FAMILIES.items() if f.pages)                  # the families every phenomenon page takes through
 
@@ -391,7 +392,7 @@ def _index_tables(k, v, index):
     if index.dim() != 2 or index.is_floating_point() or index.is_complex() or index.dtype == torch.bool:
         raise ValueError(f"index must be an integer tensor [batch, time]; got {index.dtype} of shape {tuple(index.shape)}")
     N = k.shape[0]
-    check_memory(16.0 * index.numel(), f'checking an index of {index.shape[0]:,} x {index.shape[1]:,} steps', index.device)   # its copies
+    check_memory(float(index.element_size() * index.numel()) * (not index.is_contiguous()), f'checking an index of {index.shape[0]:,} x {index.shape[1]:,} steps', index.device)   # aminmax copies an index only where it is not contiguous
     if index.numel():
         lo, hi = (int(x) for x in (torch.aminmax(index) if index.device.type == 'cpu' else (index.min(), index.max())))
         if lo < 0 or hi >= N: raise ValueError(f"index values must lie in 0..{N - 1} (the rows of k); found {lo}..{hi}")
@@ -443,7 +444,8 @@ def summarize(k:torch.Tensor,  # keys per trial type `[N,H,dk]`
     if algorithm == 'numba' and why: raise ValueError(f"algorithm='numba' cannot run this: {'; '.join(why)}")
     numba = algorithm == 'numba' or (algorithm == 'auto' and not why and B * T >= 2**14)
     C = 0 if P is None else P.shape[-2]
-    if numba: need = 8.0 * (2 * B * N * H * dv + 2 * B * H * dv * dk + 2 * T * H * C * dv + N * (N + C) + (N + C) * dk + 2 * B * T)
+    if numba: need = (8.0 * (2 * B * N * H * dv + 2 * B * H * dv * dk + 2 * T * H * C * dv + N * (N + C) + (N + C) * dk + T * C * (2 * min(B, RANGES) + 5))
+                      + index.element_size() * B * T * (not index.is_contiguous()))   # per step: a sum and a sum of squares per range of subjects, and their totals
     else: need = (k.element_size() * 2.0 * B * T * H * (2 * dk + dv + 2 + (C + N) * dv * 2 * fam.grows) + 8 * B * T
                   + _trace_bytes(fam, B, T, H, dk, dv, C + N * fam.grows, True, grad, fam.loop, 64, k.element_size()))
     check_memory(need, f'summarize ({fam.name}: {B:,} sequences x {T:,} steps, {N:,} index values, {H} heads)', k.device)
