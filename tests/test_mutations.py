@@ -5,7 +5,9 @@ The mutations, the claims each must fail (`MUST_FLIP`) and the passing claims th
 mutation, with the reason (`CANNOT_FLIP`), are written here once. They were measured on 2026-12-06 by running every
 claim of the default tier (IN_TEST sizes) under each mutation; a mutated spec is not the built-in one, so every
 algorithm but the plain reference loop declines it and each claim runs the mutated update. Claims that already fail
-unmutated (their measurement moves; their verdict cannot flip to fail) are in neither table.
+unmutated (their measurement moves; their verdict cannot flip to fail) are in neither table. The q/k swap is a mutation of
+the wiring, not of the update: the plain loop hands the mutant its queries as keys and its keys as queries (`SWAPPED`);
+most designs read a cue with the key it was written with, so few claims can see it, and the table says which.
 
 `make test` runs one cheap claim per mutation (`FAST`, seconds) and the measurements of the linear-attention rows;
 `pytest --slow` runs every claim of `MUST_FLIP` (minutes per mutation)."""
@@ -32,7 +34,18 @@ MUTATIONS = {   # (family, what changes) -> its changed spec
     ('gated-delta', 'never forgets'): _no_decay,
     ('hebbian', 'writes the error, as the delta rule'): lambda f: dataclasses.replace(f, step=STEP['delta']),
     ('decay', 'never forgets'): _no_decay,
+    ('delta', 'writes with its queries and reads with its keys'): dataclasses.replace,      # the same update: the swap is in its wiring (`SWAPPED`)
+    ('hebbian', 'writes with its queries and reads with its keys'): dataclasses.replace,
 }
+SWAPPED = {k for k in MUTATIONS if k[1] == 'writes with its queries and reads with its keys'}   # the loop hands the family q for k and k for q
+
+def _swap_reference(mutant):
+    "The plain loop with queries and keys exchanged for `mutant` only (a mutated spec runs on the plain loop alone)."
+    ref = F.reference
+    def swapped(fam, q, k, *a, **kw):
+        if fam is mutant and q is not None: q, k = k, q
+        return ref(fam, q, k, *a, **kw)
+    return swapped
 
 _CLOSED = ('core-acquisition-closed-forms', 'acquisition-extinction-closed-forms', 'blocking-closed-form', 'time-closed-forms')
 _BEYOND = ('beyond-latent-inhibition', 'beyond-backward-blocking', 'beyond-recovery-from-overshadowing', 'beyond-renewal', 'beyond-reinstatement')
@@ -57,6 +70,11 @@ MUST_FLIP = {   # measured 2026-12-06: every claim below passes unmutated and fa
         'extinction-dissociation', 'blocking-contiguity-absent', 'random-order-mean-recursion', 'beyond-extinction-of-inhibition', 'stacked-closed-forms',
         'capacity-exponent-accurate', 'heads-total-state', 'error-propagation-bound', 'error-propagation-chained'),
     ('decay', 'never forgets'): _CLOSED + _BEYOND + ('extinction-dissociation', 'random-order-mean-recursion', 'no-spontaneous-recovery'),
+    ('delta', 'writes with its queries and reads with its keys'): (
+        'core-acquisition-closed-forms', 'designs-rw-reference', 'no-spontaneous-recovery', 'recovery-history-contrast-contracts',
+        'stacked-three-layer-closed-forms', 'stacked-closed-forms', 'stacked-preconditioning'),
+    ('hebbian', 'writes with its queries and reads with its keys'): (
+        'core-acquisition-closed-forms', 'no-spontaneous-recovery', 'stacked-three-layer-closed-forms', 'stacked-closed-forms', 'stacked-preconditioning'),
 }
 
 _ZERO = 'the claim predicts no effect for this family and for the mutant alike (both are 0 by the same algebra)'
@@ -88,6 +106,13 @@ CANNOT_FLIP = {   # passing claims that name the family and cannot see the mutat
         'dissociation-relative-validity-equal-rates': _ZERO, 'dissociation-pree': _ZERO, 'beyond-sensory-preconditioning': _ZERO},
 }
 
+_QK = ('every step it runs reads a cue with the key that cue was written with (q = k): swapping them changes nothing it measures '
+       '(its measured text was unchanged, to rounding, under the swap)')
+for _k in SWAPPED:       # the claims that name the family in its other mutations' tables and cannot see the swap
+    _named = {i for m, ids in MUST_FLIP.items() if m[0] == _k[0] and m not in SWAPPED for i in ids} | \
+             {i for m, ids in CANNOT_FLIP.items() if m[0] == _k[0] and m not in SWAPPED for i in ids}
+    CANNOT_FLIP[_k] = {i: _QK for i in sorted(_named - set(MUST_FLIP[_k]))}
+
 FAST = {   # one cheap claim per mutation for `make test` (the whole list runs under --slow)
     ('delta', 'writes the target, not the error'): 'overexpectation-closed-form',
     ('delta', 'reads its prediction after it writes'): 'overexpectation-closed-form',
@@ -95,6 +120,8 @@ FAST = {   # one cheap claim per mutation for `make test` (the whole list runs u
     ('gated-delta', 'never forgets'): 'recovery-overshoot-toward-zero',
     ('hebbian', 'writes the error, as the delta rule'): 'beyond-backward-blocking',
     ('decay', 'never forgets'): 'beyond-renewal',
+    ('delta', 'writes with its queries and reads with its keys'): 'core-acquisition-closed-forms',
+    ('hebbian', 'writes with its queries and reads with its keys'): 'core-acquisition-closed-forms',
 }
 
 
@@ -108,6 +135,7 @@ def mutated(monkeypatch):
         mutant = MUTATIONS[key](F.FAMILIES[name]); register = F.register
         monkeypatch.setitem(F.FAMILIES, name, mutant)
         monkeypatch.setattr(F, 'register', lambda fam: fam if fam is mutant else register(fam))
+        if key in SWAPPED: monkeypatch.setattr(F, 'reference', _swap_reference(mutant))
     yield apply
     capacity._sweep.cache_clear()
 
@@ -165,6 +193,7 @@ key = tuple(json.loads(sys.argv[2]))
 if key != ('none', ''):
     mutant = F.FAMILIES[key[0]] = tm.MUTATIONS[key](F.FAMILIES[key[0]]); register = F.register
     F.register = lambda fam: fam if fam is mutant else register(fam)
+    if key in tm.SWAPPED: F.reference = tm._swap_reference(mutant)
 print(json.dumps({r['id']: r['check'] for r in run_claims(tm.MUST_FLIP[tuple(json.loads(sys.argv[3]))], progress=False)[0]}))
 """
 
