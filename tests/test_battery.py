@@ -216,3 +216,63 @@ def test_the_card_says_what_animals_show():
     assert card.loc['superconditioning', 'animals'] == 'mixed' and card.loc['superconditioning', 'agrees_animals'] is None
     assert card.loc['Latent inhibition', 'agrees_animals'] is False and card.loc['blocking', 'agrees_animals'] is True
     assert card.loc['repeated-key overwriting', 'animals'] == '—' and card.loc['repeated-key overwriting', 'animals_source'] == ''
+
+BAD_CLOSED_FORMS = '''
+import torch
+from pavlovattn.model.families import Family
+def step(S, k, v, b, g, kw): return S + (b[:, None] * (v - (S @ k[:, :, None])[..., 0]))[:, :, None] * k[:, None, :]
+FAMILY = Family('text-closed-form', 'x', 'y', 'z', step=step, rest=lambda n, g: 1.0, acquisition=lambda n, lam, k2, beta, gamma, x0, **_: 'hello')
+VECTOR = Family('vector-closed-form', 'x', 'y', 'z', step=step, rest=lambda n, g: 1.0, acquisition=lambda n, lam, k2, beta, gamma, x0, **_: torch.ones(3, 2))
+RAISES = Family('raising-closed-form', 'x', 'y', 'z', step=step, acquisition=lambda *a, **k: 1.0, rest=lambda n, g: 1 / 0)
+'''
+
+def test_a_closed_form_that_returns_a_string_or_a_vector_is_flagged_in_every_format(tmp_path, capsys, monkeypatch):
+    "Issue 49 item 4: a closed form returning a string or a vector was shown as 'none' (as if none were given), and a string stopped the card with a line blaming the step; now every row it would check says invalid, with one line naming the family and what it returned."
+    import functools, pavlovattn.apps.battery as B
+    f = tmp_path / 'bad_cf.py'; f.write_text(BAD_CLOSED_FORMS)
+    monkeypatch.setattr(B, 'battery', functools.partial(B.battery, only=['acquisition', 'latent-inhibition', 'blocking']))   # three rows: the formats, not the rows, are tested
+    try:
+        for spec, what in ((str(f), "returned a str ('hello')"), (f'{f}:VECTOR', 'returned a tensor of shape (3, 2)'), (f'{f}:RAISES', 'rest closed form raised ZeroDivisionError')):
+            assert main(['battery', spec, '--subjects', '2']) == 0
+            out = capsys.readouterr().out.splitlines()
+            assert [l for l in out if what in l] == [l for l in out if l.startswith('  closed forms invalid: ')] and len([l for l in out if what in l]) == 1
+            assert main(['battery', spec, '--subjects', '2', '--format', 'json']) == 0
+            j = json.loads(capsys.readouterr().out)
+            assert what in j['family']['closed_form_fault'] and {r['closed_form'] for r in j['rows'] if r['phenomenon'] != 'blocking'} == {'invalid'}
+            assert main(['battery', spec, '--subjects', '2', '--format', 'csv']) == 0
+            csv = capsys.readouterr().out
+            assert csv.count('invalid') == 2 and csv.count(what) == 2                 # acquisition and latent inhibition: each row's note
+        assert B.closed_form_fault(family('delta')) is None and B.battery.func(FILE, subjects=2, progress=False, only=['acquisition']).attrs['closed_form_fault'] is None
+    finally:
+        for n in [n for n in FAMILIES if n not in BUILTIN]: FAMILIES.pop(n)
+
+
+CATALOGUE_FAILURES = {'kalman': ('<', '<', '>', '<'), 'pkh': ('<', '0', '0', '0')}   # every other family of the catalogue: 0 on all four
+
+def test_every_catalogue_family_has_a_card_by_name():
+    "Issue 47: each family of the classical catalogue runs through the battery by its name (the rows the pages compute exactly, 2 subjects; every row, capacity included, is the slow test below): every row runs, no closed form fails, and the four classic failures of RW come out as the after-RW page reports them."
+    from pavlovattn.model.families import catalogue
+    ids = ['acquisition', 'extinction', 'spontaneous-recovery', 'repeated-key-overwriting', 'blocking', 'overshadowing', 'latent-inhibition',
+           'backward-blocking', 'recovery-from-overshadowing', 'sensory-preconditioning', 'extinction-of-inhibition', 'renewal', 'reinstatement']
+    fails = ['Latent inhibition', 'Backward blocking', 'Recovery from overshadowing', 'Sensory preconditioning']
+    try:
+        for name in catalogue():
+            card = battery(name, subjects=2, progress=False, only=ids)
+            assert card.attrs['family'] == name and card.attrs['closed_form_fault'] is None
+            assert 'not run' not in set(card.direction) and 'FAIL' not in set(card.closed_form), name
+            assert tuple(card.loc[fails, 'direction']) == CATALOGUE_FAILURES.get(name, ('0',) * 4), (name, tuple(card.loc[fails, 'direction']))
+            assert card.loc['acquisition', 'direction'] == ('<' if name == 'bcm' else '>'), name   # BCM at the page's beta 0.2: the threshold overtakes y^2, depression
+            assert card.loc['blocking', 'agrees_animals'] is not None
+    finally:
+        for n in [n for n in FAMILIES if n not in BUILTIN]: FAMILIES.pop(n)
+
+@pytest.mark.slow
+def test_every_catalogue_family_has_a_whole_card():
+    "Every row of the card, capacity exponents included, for each family of the catalogue (about 8 s a family)."
+    from pavlovattn.model.families import catalogue
+    try:
+        for name in catalogue():
+            card = battery(name, subjects=20, progress=False)
+            assert len(card) == len(card_rows()) and 'not run' not in set(card.direction) and 'FAIL' not in set(card.closed_form), name
+    finally:
+        for n in [n for n in FAMILIES if n not in BUILTIN]: FAMILIES.pop(n)

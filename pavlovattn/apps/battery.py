@@ -13,7 +13,8 @@ from ..design.designs import composite, simulate
 from ..design.phenomena import Registered, Setting, MODELS, THRESHOLD, TOL, direction, agrees, effect, registered
 
 # %% auto #0
-__all__ = ['LITERATURE', 'STACK_BETA', 'Row', 'rows', 'animals', 'battery', 'plot_card', 'plot_cards', 'battery_task']
+__all__ = ['LITERATURE', 'STACK_BETA', 'Row', 'rows', 'animals', 'closed_form_fault', 'battery', 'plot_card', 'plot_cards',
+           'battery_task']
 
 # %% ../../nbs/16_battery.ipynb #076c0c76
 class Row(NamedTuple):
@@ -89,6 +90,29 @@ def _animal_cells(e:Registered, i:int, observed:str) -> dict:
     ok = None if d in ('—', 'mixed') or observed not in ('>', '<', '0') else agrees(d, observed)
     return dict(animals=d, animals_source=src, agrees_animals=ok)
 
+# %% ../../nbs/16_battery.ipynb #47154d31
+def _one_number(x) -> str|None:
+    "None where `x` is one finite real number (a Python number or a one-element real tensor), else what it is."
+    if isinstance(x, bool) or not (isinstance(x, (int, float)) or torch.is_tensor(x)): return f'a {type(x).__name__} ({str(x)[:40]!r})'
+    t = torch.as_tensor(x)
+    if t.numel() != 1: return f'a tensor of shape {tuple(t.shape)}'
+    if t.is_complex() or not torch.isfinite(t.to(torch.float64)).all(): return f'{t.item()!r}'
+    return None
+
+def closed_form_fault(fam) -> str|None:
+    "None where each closed-form answer `fam` gives (acquisition, rest, blocked) returns one finite number on a small input; else one line naming the family and what it returned."
+    if composite(fam) is not None: return None                            # a stack's closed forms are its page's
+    n, k, x0, g = torch.tensor(3.0, dtype=torch.float64), torch.tensor([1.0, 0.0], dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64), fam.gamma_or_default()
+    asks = [('acquisition', fam.acquisition, lambda f: [f(n, 1.0, (k * k).sum(), 0.1, g, x0)]), ('rest', fam.rest, lambda f: [f(n, g)]),
+            ('blocked', fam.blocked, lambda f: list(f([(n, k, 1.0), (torch.tensor(1.0, dtype=torch.float64), k, None)], 0.1, g, 1.0, 1.0, 1.0)))]
+    for name, f, ask in asks:
+        if f is None: continue
+        try: got = ask(f)
+        except Exception as e: return f"the {fam.name} family's {name} closed form raised {type(e).__name__}: {str(e)[:80]}; its closed forms are not checked"
+        bad = next((w for w in map(_one_number, got) if w is not None), None) if len(got) == 1 else f'{len(got)} values for one probe'
+        if bad: return f"the {fam.name} family's {name} closed form returned {bad}, not one number; its closed forms are not checked"
+    return None
+
 # %% ../../nbs/16_battery.ipynb #c387e2f6
 def _measured(e:Registered, fam, s:Setting) -> list:
     "One cell per contrast of a registered phenomenon on family `fam`: run once (its closed form once), every contrast read from that run."
@@ -103,11 +127,11 @@ def _measured(e:Registered, fam, s:Setting) -> list:
     except ValueError as err:                                             # the family cannot run this design: said, not guessed
         return [dict(effect=nan, ci_low=nan, ci_high=nan, direction='not run', closed_form='not run', closed_form_error=nan, note=str(err),
                      **none, own_model=None)] * n
-    closed, why = None, ''
-    if e.closed is not None:
+    closed, why, fault = None, '', closed_form_fault(fam) if e.closed is not None else None
+    if e.closed is not None and fault is None:
         try: closed = e.closed(fam, s)
         except ValueError as err: why = str(err)
-    cells = [_contrast(e, i, out, closed, why, fam) for i in range(n)]
+    cells = [_contrast(e, i, out, closed, fault or why, fam) | ({'closed_form': 'invalid'} if fault else {}) for i in range(n)]
     return [dict(c, note='; '.join(filter(None, [note, c['note']]))) for c in cells]
 
 def _cells(e:Registered, fam, s:Setting) -> list:
@@ -150,6 +174,7 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
             beta=None,             # the write rate β of every row whose protocol has one (default: each page's protocol)
             device='cpu',          # where the simulations run
             progress:bool=True,    # a progress bar over the phenomena
+            only=None,             # ids of the registered phenomena to run (default: every one)
            ) -> pd.DataFrame:      # one row per registered phenomenon and contrast (the card); the family and settings in `.attrs`
     "Every registered phenomenon on one family, with its page's protocol: effect and CI, closed form where the family gives one, verdict against each conditioning model."
     fam = composite(rule) or family(rule)                                  # a stack of families (`designs.composite`) or a family
@@ -161,14 +186,16 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
     if beta is not None and beta < 0: raise ValueError(f'beta must be >= 0 (a write rate); got {beta:g}')
     if gamma is not None and not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
     s = Setting(subjects, int(seed), beta, gamma, str(device))
-    bar = _progress(list(registered().values()), progress, fam.name)
+    reg = registered(); unknown = sorted(set(only or ()) - set(reg))
+    if unknown: raise ValueError(f"unknown phenomenon id(s) {', '.join(unknown)}; registered: {', '.join(reg)}")
+    bar = _progress([e for i, e in reg.items() if only is None or i in only], progress, fam.name)
     rows = []
     for e in bar:
         if hasattr(bar, 'set_postfix_str'): bar.set_postfix_str(e.phenomenon.title)
         rows += _cells(e, fam, s)
     df = pd.DataFrame(rows).set_index('phenomenon')
     df.attrs.update(family=fam.name, model=fam.model, conditioning=fam.conditioning, subjects=subjects, seed=int(seed), beta=beta, gamma=gamma,
-                    threshold=THRESHOLD, tol=TOL)
+                    threshold=THRESHOLD, tol=TOL, closed_form_fault=closed_form_fault(fam), only=None if only is None else sorted(only))
     return df
 
 # %% ../../nbs/16_battery.ipynb #a5e3b50f

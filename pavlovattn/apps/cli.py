@@ -158,6 +158,23 @@ def _check_table_size(d, what='the csv table of this run'):
                                        'available; --format json or table print only the probes and final strengths')
 
 # %% ../../nbs/10_cli.ipynb #22364c68
+def _untrained(res) -> dict:
+    "{(group, phase, probe cues): [its cues that no trial of the group presented in that phase or before]}: such a cue reads what no learning wrote (0 with one-hot keys), and every output says so."
+    out = {}
+    for g in res.design.groups:
+        seen = set()
+        for pi, ph in enumerate(g.phases, 1):
+            seen |= {c for tt in ph.steps if not tt.probe for c in tt.cues}   # a phase's trials may come in any order: all count
+            for tt in ph.steps:
+                new = [c for c in tt.cues if c not in seen] if tt.probe else []
+                if new: out[(g.name, pi, tt.cue_text)] = new
+    return out
+
+def _never(un, g, x) -> str:
+    "The words for a probe row `x` of group `g` whose cues were never trained, else ''."
+    c = un.get((g, x['phase'], x['cues']))
+    return f"never trained before this probe: {', '.join(c)}" if c else ''
+
 def _print_table(res):
     p = res.params
     probes, strengths = res.probes, res.strengths                # built once: printing is linear in the number of groups
@@ -177,7 +194,9 @@ def _print_table(res):
             print('  probes (prediction before the write; mean, sd over subjects):')
             lab = lambda x: x['cues'] + (f" -> {x['outcome']}" if 'outcome' in x else '')   # named USs: one row per US
             w = max(len(lab(x)) for x in pr)
-            for x in pr: print(f"    phase {x['phase']}  #{lab(x):<{w}}  {x['mean']:>12.6g}  sd {x['sd']:.3g}  n={x['subjects']}")
+            un = _untrained(res)
+            for x in pr: print((f"    phase {x['phase']}  #{lab(x):<{w}}  {x['mean']:>12.6g}  sd {x['sd']:.3g}  n={x['subjects']}"
+                                + (f'  ({_never(un, g, x)})' if _never(un, g, x) else '')))
         print('  final strengths: ' + '  '.join(f'{c} {_fmt(v)}' for c, v in strengths[g].items()))
 
 # %% ../../nbs/10_cli.ipynb #1efaaadf
@@ -266,9 +285,15 @@ def _run(a) -> int:
             i, j = map(int, _mod('numpy').argwhere(bad)[0])
             _refuse_nonfinite(f'row {i}, column {num.columns[j]}', num.iat[i, j], a)
         if getattr(res, 'notes', ()): tbl = tbl.assign(note=' | '.join(res.notes))   # a partial run says so in the CSV too (a last column, as write_results)
+        tbl = _csv_probes(res, tbl)
         for w in warned: print(w, file=sys.stderr)
         sys.stdout.write(tbl.to_csv(index=False)); return 0
     j = res.to_json() if a.format == 'json' else dict(probes=res.probes, strengths=res.strengths)
+    if a.format == 'json':                                                # a probe of a cue never trained says so
+        un = _untrained(res)
+        for g, v in j['groups'].items():
+            for x in v['probes']:
+                if _never(un, g, x): x['never_trained'] = un[(g, x['phase'], x['cues'])]
     where = _first_nonfinite(j)
     if where is not None: _refuse_nonfinite(*where, a)
     for w in warned: print(w, file=sys.stderr)
@@ -277,6 +302,23 @@ def _run(a) -> int:
     return 0
 
 # %% ../../nbs/10_cli.ipynb #adbd82b7
+def _csv_probes(res, tbl):
+    "`run --format csv`'s table: a compound probe (#AB) gets a row of its own after its per-cue rows (cue `AB`: the read-out of the compound, as the table and JSON print it), and a probe row of a cue never trained before it says so in `note`."
+    import pandas as pd
+    un, extra = _untrained(res), []
+    tbl = tbl.reset_index(drop=True).assign(_k=lambda t: t.index.astype(float))
+    for g, prs in res.probes.items():
+        for x in prs:
+            at = tbl[(tbl.group == g) & (tbl.phase == x['phase']) & tbl.probe & (tbl.trial_type == '#' + x['cues'])]
+            if 'outcome' in x or at.empty or x['cues'] in set(at.cue): continue     # one cue: its row is the probe's
+            extra.append({**at.iloc[-1].to_dict(), 'cue': x['cues'], 'mean': x['mean'], 'sd': x['sd'], '_k': at._k.iloc[-1] + 0.5})
+    tbl = pd.concat([tbl, pd.DataFrame(extra, columns=tbl.columns)]).sort_values('_k', kind='stable').drop(columns='_k') if extra else tbl.drop(columns='_k')
+    notes = [_never(un, g, dict(phase=ph, cues=tt[1:])) if pr else '' for g, ph, tt, pr in zip(tbl.group, tbl.phase, tbl.trial_type, tbl.probe)]
+    if any(notes):
+        old = tbl['note'] if 'note' in tbl else pd.Series([''] * len(tbl), index=tbl.index)
+        tbl = tbl.assign(note=[' | '.join(x for x in (o, n) if x) for o, n in zip(old, notes)])
+    return tbl.reset_index(drop=True)
+
 def _given(a, dests) -> list:
     "The flags of `run` among `dests` set to other than their defaults (read from run's own parser), as written: a flag a route would ignore is refused by name."
     p = argparse.ArgumentParser(add_help=False); _run_args(p)
@@ -324,7 +366,9 @@ def _run_pyndl(a, sal) -> int:
     unknown = [c for c in (sal or {}) if c not in W.columns]
     if unknown: raise UsageError(f"{cmd}: salience given for unknown cue(s) {', '.join(unknown)}; no event of {a.pyndl} has them")
     if ext is not None:                                                 # pyndl's layout (outcomes x cues), atomically, as every output here
-        try: io_._atomic_write(a.results_file, lambda tmp: W.to_csv(tmp) if ext == '.csv' else W.to_parquet(tmp))
+        try:
+            io_._atomic_write(a.results_file, lambda tmp: W.to_csv(tmp) if ext == '.csv' else W.to_parquet(tmp))
+            _mod('base.machine').write_provenance(a.results_file, _mod('base.machine').provenance('cpu'))   # beside it: PATH.provenance.json
         except OSError as e: raise UsageError(f'{cmd}: cannot write --results-file {a.results_file}: {e.strerror or e}')
         except ValueError as e: raise UsageError(f'{cmd}: {e}')        # cache.CacheError: a folder, an empty path, a missing folder
     if unstable: print(_one_line(f'{cmd}: warning: {unstable}: running it because of --allow-unstable (each such event overshoots its target)'), file=sys.stderr)
@@ -358,11 +402,11 @@ def _refuse_nonfinite(where, x, a):
 
 # %% ../../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
-    p.add_argument('--only', nargs='+', metavar='ID', help='run only these claim ids (any tier)')
+    p.add_argument('--only', nargs='+', action='extend', metavar='ID', help='run only these claim ids, separated by spaces (any tier; --only A --only B runs both)')
     p.add_argument('--trained', action='store_true', help='also the trained-model claims (170 small models from an empty cache: an hour or more on a CPU)')
     p.add_argument('--full', action='store_true', help='every claim, trained ones included, at the large (GPU-sized) settings')
     p.add_argument('--device', default='cpu', help='torch device (cpu, cuda, ...)')
-    p.add_argument('--json', metavar='PATH', help="also write the rows as a JSON list to PATH, rewritten after every claim (rows not yet run say 'not run')")
+    p.add_argument('--json', metavar='PATH', help="also write the report to PATH as JSON, {provenance, rows}, rewritten after every claim (rows not yet run say 'not run')")
     p.add_argument('--strict', action='store_true', help='exit 1 when any check fails')
     p.add_argument('--list', action='store_true', help='list claim ids (with --json PATH: as JSON) and exit')
     p.add_argument('--exact', action='store_true', help='only the exact, theorem-type claims')
@@ -372,6 +416,16 @@ def _reproduce_args(p):
     p.add_argument('--backend', default=None, help='run the claims as a sweep, one task each: inprocess, processes or dask (default: one after another here)')
     p.add_argument('--scheduler', default=None, metavar='ADDRESS', help='a running Dask scheduler (tcp://host:8786): the claims spread over its workers (implies --backend dask)')
     p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='with --backend: processes or local Dask workers')
+
+def _fit_table(reg, rows, wide=False) -> str:
+    "The reproduction table within the terminal's width: long cells wrap at the widest column width (40 at most, 8 at least) whose lines fit, the summary wraps too; `--wide`, or output that is not a terminal (and no COLUMNS), as `format_table` gives it."
+    if wide or not (sys.stdout.isatty() or os.environ.get('COLUMNS')): return reg.format_table(rows, wide=wide)
+    import shutil, textwrap
+    cols = shutil.get_terminal_size().columns
+    for w in range(40, 7, -1):
+        *table, summary = reg.format_table(rows, width=w).split('\n')
+        if max(map(len, table)) <= cols: break
+    return '\n'.join(table + textwrap.wrap(summary, cols))
 
 def _tier(a) -> str:
     "The tier a `reproduce` call runs: `only` (the ids given), `full`, `trained` or `default`."
@@ -390,10 +444,13 @@ def _reproduce(a) -> int:
     reg = _mod('base.registry')
     claims = reg.load_claims()
     tier = _tier(a)
+    a.provenance = _mod('base.machine').provenance(a.device, tier)      # in the report: where and with what it was made
     ids = a.only or sorted((i for i, c in claims.items() if (c.exact or not a.exact) and (tier != 'default' or not _trains(c) or a.list)),
                            key=lambda i: not claims[i].paper.covered)  # not covered: last
     unknown = [i for i in ids if i not in claims]
-    if unknown: raise UsageError(f"pavlovattn reproduce: unknown claim id(s) {', '.join(unknown)}; valid ids: {', '.join(claims)}")
+    if unknown:
+        sep = '; separate ids with spaces (--only A B), not commas' if any(',' in i for i in unknown) else ''
+        raise UsageError(f"pavlovattn reproduce: unknown claim id(s) {', '.join(unknown)}{sep}; valid ids: {', '.join(claims)}")
     if a.list:
         rows = [dict(id=i, claim=claims[i].claim, source=claims[i].source, expected=claims[i].expected, exact=claims[i].exact,
                      paper_rule=claims[i].paper.rule()) for i in ids]
@@ -410,13 +467,13 @@ def _reproduce(a) -> int:
     else:
         rows, ok, stopped = _run_incrementally(reg, claims, ids, a)
         if stopped is not None:                                          # Ctrl-C or SIGTERM: what finished, marked partial
-            print(reg.format_table(rows, wide=a.wide))
+            print(_fit_table(reg, rows, a.wide))
             print(f'PARTIAL: {len(rows)} of {len(ids)} claims ran before the run was stopped' + (f'; the report {a.json} is partial too '
                   "(its rows not run say 'not run')" if a.json else ''))
             print(f'pavlovattn reproduce: stopped after {len(rows)} of {len(ids)} claims', file=sys.stderr)
             return stopped
-    print(reg.format_table(rows, wide=a.wide))
-    if a.json: _write_json(a.json, rows); print(f'report: {a.json}')
+    print(_fit_table(reg, rows, a.wide))
+    if a.json: _write_json(a.json, rows, provenance=a.provenance); print(f'report: {a.json}')
     if not ok:
         print('pavlovattn reproduce: some claims could not run: ' + ', '.join(r['id'] for r in rows if r['data'] and 'error' in r['data']), file=sys.stderr)
         return 1
@@ -487,7 +544,7 @@ def _run_incrementally(reg, claims, ids, a):
         with _mod('base.cache')._terminate_as_exit():                          # SIGTERM: the report so far stays, marked partial
             if main: signal.signal(signal.SIGTERM, stop)
             for n, i in enumerate(ids):
-                if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]])
+                if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]], provenance=getattr(a, 'provenance', None))
                 bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
                 r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False, claim_output=not a.quiet)   # its own bar: ours
                 if got: stop(got[0], None)                                 # stopped during this claim: it counts as not run
@@ -513,10 +570,11 @@ def _strict(obj, cmd):
     if n[0]: print(f'pavlovattn {cmd}: note: {n[0]} value(s) that are not finite (NaN or infinity) are written as null', file=sys.stderr)
     return out
 
-def _write_json(path, rows, cmd='reproduce'):
-    "Write `rows` as strict JSON to `path` (`cache.write_report`: a regular file replaced atomically, a symlink followed, a FIFO or device written in place)."
+def _write_json(path, rows, cmd='reproduce', provenance=None):
+    "Write `rows` as strict JSON to `path` (`cache.write_report`: a regular file replaced atomically, a symlink followed, a FIFO or device written in place): a list, or with `provenance` (a report) `{'provenance': ..., 'rows': [...]}`."
     cache = _mod('base.cache')
-    try: cache.write_report(path, json.dumps(_strict(rows, cmd), indent=1, allow_nan=False, default=str))
+    obj = rows if provenance is None else {'provenance': provenance, 'rows': rows}
+    try: cache.write_report(path, json.dumps(_strict(obj, cmd), indent=1, allow_nan=False, default=str))
     except cache.CacheError as e: raise UsageError(f'pavlovattn {cmd}: cannot write --json {path!r}: {e}')
 
 def _umask() -> int:
@@ -669,6 +727,7 @@ def _battery(a) -> int:
             print(f"  {i:<{w}}  {r.effect:>+10.4f}  {ci:>21}  {r.direction:<3}  {r.closed_form:<11}  {yes(r.rw):<4} {yes(r.contiguity):<7} {yes(r['exemplar']):<8}  {r.animals:<7}  {yes(r.agrees_animals)}")
         for i, r in card.iterrows():
             if r.closed_form in ('none', 'not run') or r.direction == 'not run': print(f"  note: {i}: {r.note}")
+        if card.attrs.get('closed_form_fault'): print(f"  closed forms invalid: {card.attrs['closed_form_fault']}")   # json: in "family"; csv: each row's note
     return 0
 
 # %% ../../nbs/10_cli.ipynb #509dafcc
