@@ -18,9 +18,9 @@ from .orders import SAMPLINGS, RNGS, trial_orders, _orders, _torch_orders, _run_
 from .results import Result, plot_compare
 
 # %% auto #0
-__all__ = ['KEY_CODINGS', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'COMPOSITES', 'CALMR_DEFAULTS', 'cue_keys', 'probe_rule',
-           'probe_read', 'Inputs', 'compile_group', 'written_order', 'design_rules', 'expected_absent', 'vhw_keys',
-           'memory_estimate', 'PartialWarning', 'simulate', 'composite', 'compare', 'calmr_parameters',
+__all__ = ['KEY_CODINGS', 'WINDOW_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'COMPOSITES', 'CALMR_DEFAULTS', 'cue_keys',
+           'probe_rule', 'probe_read', 'Inputs', 'compile_group', 'written_order', 'design_rules', 'expected_absent',
+           'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate', 'composite', 'compare', 'calmr_parameters',
            'refuse_unmodelled', 'design_blocks', 'closed_form', 'rw_reference_error', 'explore', 'SizeError']
 
 # %% ../../nbs/01_designs.ipynb #c05be657
@@ -275,6 +275,8 @@ def _block(fam, o, inp, Kc, tau, per_subject=False, algorithm='auto', omega=None
     g = fam.per_feature(inp.gamma, dk)                                             # a per-feature gate: one for every key feature
     K = inp.k[:, None, :].expand(N, H, dk) if inp.k.dim() == 2 else inp.k        # one head per US, the same keys (associations='all': each head its own)
     kw = dict(rule=fam.name, beta=inp.beta, gamma=g, tau=tau, index=o.to(inp.k.device), check=False)   # inputs validated by `simulate`
+    W = _window(S, T, C * H) if not per_subject and _compiled(fam.name, inp.k.dtype, inp.k.device, algorithm) else T
+    if W < T: return _block_windows(K, inp.v[:, :, None], Kc, W, kw)
     sm = summarize(K, inp.v[:, :, None], probes=Kc, algorithm=algorithm, **kw)
     out = dict(mean=_cols(sm.probe_mean[:, :, :, 0]).cpu(), sd=_cols(sm.probe_sd[:, :, :, 0]).cpu(), pred_sum=_heads_last(sm.pred_sum[..., 0]).cpu())
     if per_subject: out['V'] = _cols(probe_readouts(K, inp.v[:, :, None], Kc, algorithm=_trace_algorithm(algorithm), **kw).probes[..., 0]).cpu()
@@ -283,6 +285,26 @@ def _block(fam, o, inp, Kc, tau, per_subject=False, algorithm='auto', omega=None
 def _cols(x):
     "Read-outs `[..., heads, cues]` as columns `[..., cues * heads]` (cue-major: A:US_a, A:US_b, B:US_a, ...; one head: the cues)."
     return x.transpose(-1, -2).reshape(*x.shape[:-2], -1)
+
+# %% ../../nbs/01_designs.ipynb #3b532372
+WINDOW_BYTES = 2**26   # the compiled kernel's per-step sums of one window of steps: a long design runs window after window
+
+def _window(S:int, T:int, CH:int) -> int:
+    "Steps per window of the compiled kernel for `S` subjects and `CH` read-out columns: its per-step sums (a sum and a sum of squares per range of subjects, `kernels.RANGES`; the mean, the sd and their copies) within `WINDOW_BYTES`."
+    R = min(S, importlib.import_module('pavlovattn.model.kernels').RANGES)
+    return max(1, min(T, WINDOW_BYTES // (8 * CH * (2 * R + 8))))
+
+def _block_windows(K, v, Kc, W:int, kw:dict) -> dict:
+    "`_block`'s summary on the compiled kernel, `W` steps at a time, each window starting from the state the last one left: the same read-outs (each step's mean and sd are its own), memory `W` steps of sums, not `T`."
+    ix = kw.pop('index'); (S, T), out, S0 = ix.shape, {}, None
+    for a in range(0, T, W):
+        sm = summarize(K, v, probes=Kc, algorithm='numba', index=ix[:, a:a + W], S0=S0, **kw)
+        m, s, ps = _cols(sm.probe_mean[:, :, :, 0]), _cols(sm.probe_sd[:, :, :, 0]), _heads_last(sm.pred_sum[..., 0])
+        if not out: out = dict(mean=m.new_empty(T, m.shape[1]), sd=m.new_empty(T, m.shape[1]), pred_sum=torch.zeros_like(ps))
+        out['mean'][a:a + W], out['sd'][a:a + W] = m, s; out['pred_sum'] += ps
+        S0, sm = sm.state, None
+    return out
+
 
 # %% ../../nbs/01_designs.ipynb #a99d5285
 def _heads_last(x):
@@ -312,11 +334,11 @@ def _merge(a, b) -> tuple:
     "(n, mean, sd) over two disjoint sets of subjects from each set's (n, mean, sd): Chan, Golub and LeVeque's pairwise update."
     if a is None: return b
     (na, ma, sa), (nb, mb, sb) = a, b
-    n, d = na + nb, mb - ma
-    m2 = sa * sa * (na - 1) + sb * sb * (nb - 1) + d * d * (na * nb / n)    # identical subjects: exactly 0
-    return n, ma + d * (nb / n), (m2 / (n - 1)).clamp_min(0).sqrt()
+    n, d = na + nb, mb - ma                                                 # in place: a long design's tables are copied as few times as they can be
+    m2 = sa.square().mul_(na - 1).add_(sb.square().mul_(nb - 1)).add_(d.square().mul_(na * nb / n))    # identical subjects: exactly 0
+    return n, d.mul_(nb / n).add_(ma), m2.div_(n - 1).clamp_min_(0).sqrt_()
 
-from ..base.machine import SizeError, available_bytes, human_bytes, BLOCK_BYTES, _blocks   # one size check and one memory budget for the library and the design layer
+from ..base.machine import SizeError, available_bytes, human_bytes, BLOCK_BYTES, CHECK_FROM_BYTES, _blocks   # one size check and one memory budget for the library and the design layer
 
 # %% ../../nbs/01_designs.ipynb #7e18a35b
 _all_ = ['SizeError']
@@ -338,13 +360,19 @@ def _subject_bytes(T, C, N, dk, compiled:bool, per_subject:bool, exemplar:bool=F
     if per_subject: b += 8 * x * T * (2 * dk + C + 4)             # the per-step pass that keeps every read-out
     return b
 
+# %% ../../nbs/01_designs.ipynb #0d75a185
+def _window_bytes(S:int, T:int, CH:int) -> int:
+    "Bytes of the compiled kernel's per-step sums for a block of `S` subjects over `T` steps (one window at a time, `_window`), `CH` read-out columns."
+    R = min(S, importlib.import_module('pavlovattn.model.kernels').RANGES)
+    return 8 * CH * (2 * R + 8) * min(T, _window(S, T, CH))
+
 # %% ../../nbs/01_designs.ipynb #68f7058b
 def memory_estimate(design,                # a design string or `Design`
                     subjects:int=1, dk:int|None=None, keys:str='onehot', rule:str='delta', per_subject:bool=False,
                     dtype=torch.float64, device='cpu', algorithm:str='auto',
                     associations:str|None=None, # as in `simulate` (default: calmr's all associations where a calmr design has no US)
                    ) -> dict:              # bytes: {'keys', 'tables', 'block', 'results', 'per_subject', 'total'}
-    "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, the trial-type tables (the compiled kernel's Gram matrix of the distinct trial types), one block of subjects, and the results."
+    "Bytes `simulate` needs at its peak, estimated before anything is allocated: the keys, the trial-type tables (the compiled kernel's Gram matrix of the distinct trial types), one block of subjects (its orders, the kernel's window of per-step sums, the per-trial tables being merged), and the results."
     d = parse_design(design); assoc = _associations(d, associations)
     C = len(_design_stimuli(d) if assoc == 'all' else d.cues); H = C if assoc == 'all' else max(1, len(d.outcomes) if d.named_us else 1)
     dk = C if dk is None else dk
@@ -354,10 +382,11 @@ def memory_estimate(design,                # a design string or `Design`
     est = dict(keys=8 * 3 * dk * (C + sum(len(g.trial_types) for g in d.groups)) + (8 * 4 * dk * dk if keys == 'random' else 0) + 8 * dk * H * sum(Ns),
                tables=max([8 * N * (N + C) + 8 * (N + C) * dk for N in Ns] if comp else [0]), block=0, results=0, per_subject=0)
     for g, N in zip(d.groups, Ns):
-        T = g.n
+        T, A = g.n, 8 * (g.n + 1) * C * H                   # A: one per-trial table of every column (the mean, or the sd)
         per = _subject_bytes(T, C * H, N, dk, comp, per_subject, _families()[rule].grows, _history(_families()[rule]))
-        est['block'] = max(est['block'], next(iter(_blocks(subjects, per)), (0, 0))[1] * per)   # the first block is the largest
-        est['results'] += 8 * 2 * (T + 1) * C * H + 8 * 4 * T + 8 * 2 * N
+        blocks = _blocks(subjects, per); S1 = blocks[0][1] if blocks else 0   # the first block is the largest
+        est['block'] = max(est['block'], S1 * per + (_window_bytes(S1, T, C * H) if comp and not per_subject else 0) + A * (2 if len(blocks) < 2 else 5))
+        est['results'] += 2 * A + 8 * 4 * T + 8 * 2 * N
         if per_subject: est['per_subject'] += subjects * (8 * (T + 1) * C * H + 2 * T + 8 * N * H)
     est['total'] = sum(est.values())
     return est
@@ -371,15 +400,22 @@ def _check_size(d, subjects, dk, keys, rule, per_subject, dtype, device, algorit
     if st > MAX_SUBJECT_TRIALS:
         raise SizeError(f'{subjects:,} subjects x {sum(g.n for g in d.groups):,} trials = {st:.3g} subject-trials is more than one run '
                         f'simulates ({MAX_SUBJECT_TRIALS:.0e}, days of CPU time); use fewer subjects or trials')
-    est, have = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, associations), _available_bytes(device)
+    est = memory_estimate(d, subjects, dk, keys, rule, per_subject, dtype, device, algorithm, associations)
+    if est['total'] >= CHECK_FROM_BYTES and _compiled(rule, dtype, device, algorithm): _load_kernel()   # its code's memory is then in what is available
+    have = _available_bytes(device)
     if est['total'] > have:
         part = max(('keys', 'tables', 'block', 'results', 'per_subject'), key=est.get)
         why = dict(keys=f"the keys of {len(d.cues)} cue{'s' * (len(d.cues) != 1)} and the trial types in dk={dk if dk is not None else len(d.cues)} dimensions",
                    tables='the trial-type tables of the compiled kernel (distinct trial types x (trial types + cues))',
-                   block='one block of subjects', results="the results (every cue's mean and sd per trial)",
+                   block='one block of subjects: its orders, the compiled kernel\'s sums, the tables being merged', results="the results (every cue's mean and sd per trial)",
                    per_subject="every subject's strengths (per_subject=True)")[part]
         raise SizeError(f'this run needs about {_size(est["total"])} of memory (mostly {why}: {_size(est[part])}), '
                         f'more than the {_size(have)} available on {torch.device(device)} (the least of free memory, the cgroup limit and ulimit -v)')
+
+def _load_kernel():
+    "Load the compiled kernel (numba reads it from its cache, or compiles it) before a size check: the memory its code takes (~270 MB of address space, ~65 MB resident, measured) is then counted in what `available_bytes` sees, not spent after the check."
+    z = torch.zeros(1, 1, 1, dtype=torch.float64)
+    summarize(z, z, torch.zeros(1, 1, dtype=torch.int16), probes=z[0], algorithm='numba', check=False)
 
 def _check_device(device, dtype):
     "Refuse a device that cannot run a simulation (meta tensors, CUDA without a GPU, a dtype the device lacks) with one line."
