@@ -4,7 +4,7 @@
 
 # %% ../../nbs/12_models.ipynb #438810be
 from __future__ import annotations
-import hashlib, io, json, math, os, time
+import hashlib, io, json, math, os, tempfile, time
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 import torch
@@ -18,9 +18,9 @@ from ..base.cache import (CacheError, KINDS, atomic_write, code_kind, code_versi
                               finite, note, read_json, root, write_json)
 
 # %% auto #0
-__all__ = ['TASKS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'train',
-           'checkpoint_path', 'save_checkpoint', 'load_checkpoint', 'get_model', 'lr_sweep', 'trained_family',
-           'train_task']
+__all__ = ['TASKS', 'POOL_STEPS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'train',
+           'checkpoint_path', 'save_checkpoint', 'load_checkpoint', 'get_model', 'cpu_cores', 'get_models', 'lr_sweeps',
+           'lr_sweep', 'trained_family', 'train_task']
 
 # %% ../../nbs/12_models.ipynb #e58a2bda
 def _power_slots(n_slots:int, n:int, alpha:float, gen, batch:int=1) -> torch.Tensor:
@@ -355,8 +355,73 @@ def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False,
     if progress: note(f'pavlovattn: {cfg.key()} trained ({metrics["seconds"]:.0f} s), saved to {path}')
     return model, dict(metrics, cached=False, source='trained', checkpoint=str(path), sha256=sha)
 
+# %% ../../nbs/12_models.ipynb #3cca9590
+def _member(cache:str,          # the driver's cache folder (a worker's environment may predate the driver's setting)
+            save:bool=True,     # through `get_model` (its checkpoint written) or `train` alone (nothing kept: a sweep's short run)
+            retrain:bool=False, **cfg) -> dict:
+    "One member of `_train_all` in a worker process: whether it was trained there, its training seconds and final metric."
+    old = os.environ.get('PAVLOVATTN_CACHE'); os.environ['PAVLOVATTN_CACHE'] = cache
+    try: _, m = get_model(TrainConfig(**cfg), retrain=retrain, progress=False) if save else train(TrainConfig(**cfg), progress=False)
+    finally:
+        if old is None: del os.environ['PAVLOVATTN_CACHE']
+        else: os.environ['PAVLOVATTN_CACHE'] = old
+    f = m['final_metric']
+    return dict(source=m.get('source', 'trained'), seconds=m['seconds'], final_metric=f if math.isfinite(f) else None)
+
+def cpu_cores() -> int:
+    "The CPU cores this process may run on (its affinity; else the machine's count)."
+    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+
+POOL_STEPS = 600   # training steps (summed over the members to train) from which worker processes pay for their start (a pool
+                   # starts in 3-8 s; a protocol model's 600 steps take 15-25 s on one core)
+
+def _pool(cfgs:list, device, workers:int|None) -> int:
+    "How many processes train `cfgs`: `workers` (None: one per CPU core once their steps reach `POOL_STEPS`, else 1), at most one per member; 1 (here) off the CPU."
+    if str(device) != 'cpu' or not cfgs: return 1
+    if workers is None: workers = cpu_cores() if sum(c.steps for c in cfgs) >= POOL_STEPS else 1
+    return max(1, min(len(cfgs), workers))
+
+def _train_all(cfgs:list, save:bool, retrain:bool, progress:bool, workers:int) -> list:
+    "`_member` of every config of `cfgs` (distinct), in `workers` processes of the sweep executor at one thread each: one result per config, in order."
+    from pavlovattn.base.sweep import run
+    grid = dict(task='pavlovattn.apps.models:_member', fixed=dict(cache=str(root()), save=save, retrain=retrain),
+                configs=[asdict(c) for c in cfgs])
+    with tempfile.TemporaryDirectory(prefix='pavlovattn-train-') as d:             # the sweep's own records: not kept
+        df = run(grid, cache=d, backend='processes', workers=workers, threads=1, progress=progress)
+    if (df.status != 'ok').any(): raise RuntimeError(f"training in a worker process failed: {df.error[df.status != 'ok'].iloc[0]}")
+    return df[['source', 'seconds', 'final_metric']].to_dict('records')
+
+def _valid(cfg:TrainConfig) -> bool:
+    "Whether `cfg` has a checkpoint that loads (current version, its key, its hash)."
+    try: _load(checkpoint_path(cfg), cfg=cfg); return True
+    except (CacheError, OSError): return False
+
+# %% ../../nbs/12_models.ipynb #31297e52
+def get_models(cfgs,                    # `TrainConfig`s (repeats are trained once)
+               device='cpu', retrain:bool=False,
+               progress:bool=True,      # the workers' bar, and `get_model`'s line per model
+               workers:int|None=None,   # processes training at once (None: `_pool`'s rule; 1: here, one after another)
+               load:bool=True,          # False: only make sure every checkpoint exists (nothing loaded; returns None)
+              ) -> list|None:           # [(model, metrics)] in the order of `cfgs`, as `get_model` gives each
+    "Every model of `cfgs`: valid checkpoints loaded, the missing ones (all with `retrain`) trained at once in worker processes, each as `train` trains it alone, and saved one checkpoint each."
+    cfgs = list(cfgs); uniq = list(dict.fromkeys(cfgs))
+    todo = [c for c in uniq if retrain or not _valid(c)]
+    n = _pool(todo, device, workers)
+    fresh = {c for c, r in zip(todo, _train_all(todo, True, retrain, progress, n)) if r['source'] == 'trained'} if n > 1 else set()
+    if not load:
+        for c in todo:
+            if c not in fresh: get_model(c, device, retrain, progress)
+        return None
+    got = {}
+    for c in uniq:
+        if c not in fresh: got[c] = get_model(c, device, retrain, progress); continue
+        model, met = get_model(c, device, progress=False)
+        got[c] = model, dict(met, cached=False, source='trained')
+        if progress: note(f'pavlovattn: {c.key()} trained ({met["seconds"]:.0f} s, in a worker process), saved to {met["checkpoint"]}')
+    return [got[c] for c in cfgs]
+
 # %% ../../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 4, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweep', 'pavlovattn.apps.models:_best'))   # 4: as checkpoint 4
+code_kind('lr-sweep', 4, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4: as checkpoint 4
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."
@@ -375,29 +440,36 @@ def _best(lrs, metric:dict) -> float:
     return max(lrs, key=lambda x: -math.inf if metric[f'{x:g}'] is None else metric[f'{x:g}'])
 
 # %% ../../nbs/12_models.ipynb #b0389baf
-def lr_sweep(cfg:TrainConfig,                # the base config (its `lr` and `seed` are replaced)
-             lrs:tuple=(3e-3, 1e-2),         # rates tried
-             steps:int=150,                  # steps per short run
-             seed:int=1000,                  # the sweep's own seed (outside the probed seeds)
-             device='cpu', retrain:bool=False, progress:bool=False) -> dict:
-    "Short runs at each rate; returns {'best': lr, 'metric': {lr: held-out metric, None where the run diverged}} (cached, checked on reading)."
+def lr_sweeps(cfgs,                          # base configs, one per sweep (their `lr` and `seed` are replaced)
+              lrs:tuple=(3e-3, 1e-2),        # rates tried
+              steps:int=150,                 # steps per short run
+              seed:int=1000,                 # the sweeps' own seed (outside the probed seeds)
+              device='cpu', retrain:bool=False, progress:bool=False,
+              workers:int|None=None) -> list: # processes (`_pool`'s rule)
+    "Short runs at each rate, of every sweep not cached all at once (`get_models`' worker processes); per config {'best': lr, 'metric': {lr: held-out metric, None where the run diverged}} (cached, checked on reading)."
     lrs = tuple(float(x) for x in lrs)
     if not lrs or not all(math.isfinite(x) and x > 0 for x in lrs): raise ValueError(f'lrs must be positive finite rates; got {lrs}')
-    base = replace(cfg, seed=seed, steps=steps, lr=0.0)
-    path = entry('lr-sweep', f'{base.key()}-{"-".join(f"{x:g}" for x in lrs)}')
-    if not retrain and (out := read_json(path, _sweep_check(lrs), 'learning-rate sweep', 'lr-sweep')) is not None: return out
-    res = {}
-    for lr in lrs:
-        _, met = train(replace(base, lr=lr, target=2.0), device, progress)
-        res[f'{lr:g}'] = met['final_metric'] if math.isfinite(met['final_metric']) else None
-    out = dict(best=_best(lrs, res), metric=res)
-    write_json(path, out, 'lr-sweep'); return out
+    bases = [replace(c, seed=seed, steps=steps, lr=0.0) for c in cfgs]
+    path = lambda b: entry('lr-sweep', f'{b.key()}-{"-".join(f"{x:g}" for x in lrs)}')
+    out = {b: None if retrain else read_json(path(b), _sweep_check(lrs), 'learning-rate sweep', 'lr-sweep') for b in bases}
+    runs = [replace(b, lr=lr, target=2.0) for b in out if out[b] is None for lr in lrs]
+    n = _pool(runs, device, workers)
+    mets = _train_all(runs, False, retrain, progress, n) if n > 1 else [train(c, device, progress)[1] for c in runs]
+    fin = {r: None if m['final_metric'] is None or not math.isfinite(m['final_metric']) else m['final_metric'] for r, m in zip(runs, mets)}
+    for b in [b for b in out if out[b] is None]:
+        res = {f'{lr:g}': fin[replace(b, lr=lr, target=2.0)] for lr in lrs}
+        out[b] = dict(best=_best(lrs, res), metric=res); write_json(path(b), out[b], 'lr-sweep')
+    return [out[b] for b in bases]
+
+def lr_sweep(cfg:TrainConfig, lrs:tuple=(3e-3, 1e-2), steps:int=150, seed:int=1000, device='cpu', retrain:bool=False, progress:bool=False) -> dict:
+    "`lr_sweeps` of one base config: {'best': lr, 'metric': {lr: held-out metric, None where the run diverged}}."
+    return lr_sweeps([cfg], lrs, steps, seed, device, retrain, progress)[0]
 
 def trained_family(rule:str, seeds, task:str='vector', device='cpu', retrain:bool=False, progress:bool=True, sweep:dict|None=None, **cfg) -> list:
     "Sweep the learning rate for `rule`, then train (or load) one model per seed: [(model, metrics), ...] and the sweep."
     base = TrainConfig(task=task, rule=rule, **cfg)
     sw = lr_sweep(base, device=device, retrain=retrain, **(sweep or {}))
-    return [get_model(replace(base, seed=s, lr=sw['best']), device, retrain, progress) for s in seeds], sw
+    return get_models([replace(base, seed=s, lr=sw['best']) for s in seeds], device, retrain, progress), sw
 
 # %% ../../nbs/12_models.ipynb #c0a20002
 _CKNAME = re.compile(r'(?P<key>.+-s\d+-[0-9a-f]{10})(\.v\d+)?\.pt')

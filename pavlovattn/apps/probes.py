@@ -12,17 +12,17 @@ from ..model.families import FAMILIES
 from ..design.designs import parse_design, refuse_unmodelled, compile_group, written_order
 import re
 from pathlib import Path
-from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, get_model, checkpoint_path, _load
+from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, lr_sweeps, get_model, get_models, checkpoint_path, _load
 from ..base.cache import CacheError, code_kind, entry, legacy_json, migrator, read_json, write_json, need, finite, note, KINDS
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'TESTED', 'TESTED_FULL', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'LEARNED_R2',
            'PAPER_SIDES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
-           't_cdf', 't_ppf', 'seed_stats', 'holm', 'trained_size', 'measure_model', 'measure_family', 'family_stats',
-           'run_families', 'cue_competition_verdict', 'recovery_verdict', 'diff_stats', 'equivalence_power',
-           'dissociation_verdict', 'run_ablation', 'without_conv_verdict', 'layer_writes', 'read_writes',
-           'compile_rebind', 'rebind_scores', 'measure_rebind', 'measure_rebind_family', 'summarize_rebind',
-           'rebind_verdict']
+           't_cdf', 't_ppf', 'seed_stats', 'holm', 'trained_size', 'measure_model', 'family_configs', 'measure_family',
+           'family_stats', 'run_families', 'cue_competition_verdict', 'recovery_verdict', 'diff_stats',
+           'equivalence_power', 'dissociation_verdict', 'run_ablation', 'without_conv_verdict', 'layer_writes',
+           'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind', 'rebind_configs',
+           'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
 
 # %% ../../nbs/13_trained_probes.ipynb #99e3da57
 from ..base.registry import claim, claim_progress, Verdict, Paper
@@ -241,15 +241,23 @@ def _trained(met:dict) -> dict:
     return dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met['source'] == 'loaded',
                 source=met['source'], checkpoint=met['checkpoint'])
 
-def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
-                   train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', bar=None) -> dict:
-    "Train/load one model per seed of `rule` (a vector task) and measure it (probe results cached beside the checkpoint); `train_kw` with `lr`: no sweep; `bar`: a tqdm bar advanced once per model."
+def family_configs(rule:str, seeds, train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', device='cpu', retrain:bool=False) -> tuple:
+    "(the `TrainConfig` of each seed of `rule`, its learning-rate sweep): `train_kw` (default `DEFAULT['train']`) with `lr`: no sweep."
     kw = dict(train_kw or DEFAULT['train']); base = TrainConfig(task=task, rule=rule, **kw)
     sw = dict(best=kw['lr'], metric=None) if 'lr' in kw else lr_sweep(base, device=device, retrain=retrain, **(sweep or DEFAULT['sweep']))
+    return [replace(base, seed=s, lr=sw['best']) for s in seeds], sw
+
+def _prefetch(cfgs, device, retrain:bool, progress:bool):
+    "Train every missing model of a protocol at once (`get_models`), before it is measured family by family (with `retrain`, each family trains its own)."
+    if not retrain: get_models(cfgs, device, progress=progress, load=False)
+
+def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
+                   train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', bar=None) -> dict:
+    "Train/load one model per seed of `rule` (a vector task; the missing ones at once, `get_models`) and measure it (probe results cached beside the checkpoint); `train_kw` with `lr`: no sweep; `bar`: a tqdm bar advanced once per model."
+    cfgs, sw = family_configs(rule, seeds, train_kw, sweep, task, device, retrain)
     per, tr = [], []
-    for s in seeds:
-        cfg = replace(base, seed=s, lr=sw['best']); path = entry('probes', _probe_key(cfg, n))
-        model, met = get_model(cfg, device, retrain, progress)
+    for cfg, (model, met) in zip(cfgs, get_models(cfgs, device, retrain, progress)):
+        path, s = entry('probes', _probe_key(cfg, n)), cfg.seed
         r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results', 'probes') if not retrain else None
         if r is None: r = measure_model(model, n, 0, device); _store(path, dict(r, model=met['sha256']))
         per.append(r); tr.append(_trained(met))
@@ -282,6 +290,8 @@ def _models_bar(total:int, desc:str, progress:bool):
 def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True, families=None) -> dict:
     "`family_stats(measure_family(...))` for every family of the (default or full) set; with `progress`, a bar over the models (ETA) above each model's bar of steps."
     st = _settings(full); fams = families or st['families']
+    if not retrain and 'lr' not in st['train']: lr_sweeps([TrainConfig(task='vector', rule=r, **st['train']) for r in fams], device=device, **st['sweep'])
+    _prefetch([c for r in fams for c in family_configs(r, st['seeds'], st['train'], st['sweep'], 'vector', device)[0]], device, retrain, progress)
     bar = _models_bar(len(fams) * len(st['seeds']), 'trained models', progress)
     try: return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain, progress, st['train'], st['sweep'], bar=bar)) for r in fams}
     finally:
@@ -416,11 +426,12 @@ _ABL = {}
 def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None, settings:dict|None=None) -> dict:
     "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`; `settings` replaces `ABLATION`), trained or loaded; one bar over all models, with ETA."
     A = settings or ABLATION; cells = list(cells or A['cells'])
+    kws = {(t, c, o): dict(A['train'], conv_size=c, out_norm=o) for t, c, o in cells}
+    _prefetch([x for (t, c, o), kw in kws.items() for r in A['families'] for x in family_configs(r, A['seeds'], kw, None, t, device)[0]], device, retrain, progress)
     bar = _models_bar(len(cells) * len(A['families']) * len(A['seeds']), 'ablation models', progress)
     try:
         out = {}
-        for t, c, o in cells:
-            kw = dict(A['train'], conv_size=c, out_norm=o)
+        for (t, c, o), kw in kws.items():
             out[(t, c, o)] = {r: family_stats(measure_family(r, A['seeds'], A['n'], device, retrain, progress, kw, task=t, bar=bar)) for r in A['families']}
         return out
     finally:
@@ -554,15 +565,18 @@ def _rebind_check(conditions:dict):
         return o
     return check
 
+def rebind_configs(rule:str, seeds=REBIND['seeds'], train_kw:dict|None=None) -> list:
+    "The `TrainConfig` of each repeated-key model of `rule` (`train_kw`, default `REBIND['train']`; no sweep)."
+    return [TrainConfig(task=REBIND['task'], rule=rule, seed=s, **(train_kw or REBIND['train'])) for s in seeds]
+
 def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], device='cpu', retrain:bool=False, progress:bool=True,
                           train_kw:dict|None=None) -> dict:
-    "Train/load one repeated-key model per seed of `rule` and measure it (probe results cached beside the checkpoint)."
-    base = TrainConfig(task=REBIND['task'], rule=rule, **(train_kw or REBIND['train']))
+    "Train/load one repeated-key model per seed of `rule` (the missing ones at once, `get_models`) and measure it (probe results cached beside the checkpoint)."
+    cfgs = rebind_configs(rule, seeds, train_kw)
     proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
     per, tr = [], []
-    for s in seeds:
-        cfg = replace(base, seed=s); path = entry('rebind-probes', f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
-        model, met = get_model(cfg, device, retrain, progress)
+    for cfg, (model, met) in zip(cfgs, get_models(cfgs, device, retrain, progress)):
+        path = entry('rebind-probes', f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
         r = read_json(path, _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])), 'repeated-key probe results', 'rebind-probes') if not retrain else None
         if r is None: r = measure_rebind(model, n, 0, device); _store(path, dict(r, model=met['sha256']), 'rebind-probes')
         per.append(r); tr.append(_trained(met))
@@ -620,6 +634,8 @@ _REB = {}
 def _claim_trained_repeated_key(full=False, device='cpu'):
     k, quick = (str(device), trained_size()), trained_size() == 'quick'
     kw = dict(seeds=QUICK['seeds'], n=QUICK['n'], train_kw=dict(REBIND['train'], steps=QUICK['train']['steps'])) if quick else {}
-    if k not in _REB: _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', progress=claim_progress(), **kw))
-                                 for r in REBIND['families']}
+    retrain = os.environ.get('PAVLOVATTN_RETRAIN', '') == '1'
+    if k not in _REB:
+        _prefetch([c for r in REBIND['families'] for c in rebind_configs(r, kw.get('seeds', REBIND['seeds']), kw.get('train_kw'))], device, retrain, claim_progress())
+        _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=retrain, progress=claim_progress(), **kw)) for r in REBIND['families']}
     return _sized(rebind_verdict(_REB[k]))

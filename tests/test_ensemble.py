@@ -1,0 +1,38 @@
+"""Issue 50: the trained tier's models are trained several at once (`models.get_models`: the missing members of a set, each in a
+worker process of its own) and every member must be the model `train` gives alone — the same seed, data stream, clipping,
+schedule, evaluation and early stop — bit for bit (the same arithmetic at one thread);
+caching stays per model: a member loads alone, and a set that stopped part way trains only its missing members. Equal weights
+give equal probe scores. Each test starts a pool of worker processes (several seconds): `make test` runs the models page's check
+(nbs/12_models.ipynb, a partial set of three tiny models, bit for bit); these run with --slow."""
+import os
+from dataclasses import replace
+from unittest import mock
+import pytest, torch
+from pavlovattn.apps.models import TrainConfig, train, get_model, get_models, load_checkpoint, checkpoint_path, lr_sweep
+
+# the quick size's model (d_model 32, 2 layers), a few steps (a worker pool starts in a few seconds: one per test)
+QUICK = TrainConfig(task='vector', rule='delta', lr=1e-2, steps=6, batch=8, d_model=32, eval_every=3, eval_batch=16, warmup=3)
+
+def _same(a, b): return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+@pytest.mark.slow                  # make test runs the models page's own check of the same (a partial set of three, bit for bit)
+def test_members_trained_together_equal_each_trained_alone_and_a_partial_set_resumes(tmp_path):
+    cfgs = [replace(QUICK, seed=0), replace(QUICK, seed=1, rule='hebbian'), replace(QUICK, seed=2, lr=3e-3)]
+    with mock.patch.dict(os.environ, PAVLOVATTN_CACHE=str(tmp_path)):
+        _, m0 = get_model(cfgs[0], progress=False)                         # trained before: the set is partial
+        got = get_models(cfgs + cfgs[:1], progress=False, workers=2)          # a repeat is trained once
+        assert [m['source'] for _, m in got] == ['loaded', 'trained', 'trained', 'loaded'] and got[0][1]['sha256'] == m0['sha256']
+        for c, (model, met) in zip(cfgs, got):
+            alone, ma = train(c, progress=False)
+            assert _same(alone, model) and _same(alone, load_checkpoint(checkpoint_path(c), cfg=c)[0])   # loads alone, too
+            assert (met['steps'], met['final_metric'], met['history']) == (ma['steps'], ma['final_metric'], ma['history'])
+        again = get_models(cfgs, progress=False, workers=2)                   # nothing left to train
+        assert [m['source'] for _, m in again] == ['loaded'] * 3 and [m['sha256'] for _, m in again] == [m['sha256'] for _, m in got[:3]]
+
+@pytest.mark.slow
+def test_the_sweep_runs_its_rates_at_once_with_the_metrics_of_runs_alone(tmp_path):
+    with mock.patch.dict(os.environ, PAVLOVATTN_CACHE=str(tmp_path)):
+        sw = lr_sweep(QUICK, lrs=(3e-3, 1e-2), steps=6)
+    for lr in (3e-3, 1e-2):
+        _, m = train(replace(QUICK, seed=1000, steps=6, lr=lr, target=2.0), progress=False)
+        assert sw['metric'][f'{lr:g}'] == m['final_metric']
