@@ -3,6 +3,10 @@ import json, subprocess, sys
 import pytest
 from pavlovattn.base.registry import PAPER_VERDICTS
 
+def _rows(path):
+    "The rows of a `reproduce --json` report (beside them it holds its provenance: tests/test_cli_reader.py)."
+    return json.loads(path.read_text())['rows']
+
 def pv(*args):
     return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *args], capture_output=True, text=True, timeout=1800)
 
@@ -11,7 +15,7 @@ def test_exact_claims_pass_strictly(tmp_path):
     out = tmp_path / 'r.json'
     r = pv('reproduce', '--exact', '--strict', '--json', str(out))
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = json.loads(out.read_text())
+    rows = _rows(out)
     # issue 36: the plan line comes first on stderr (the tier, its claims, their measured cost, what the other tiers add),
     # and the default tier runs no trained-model claim
     from pavlovattn.apps.cli import _costs
@@ -35,7 +39,7 @@ def test_paper_numbers_and_not_covered_rows(tmp_path):
     out = tmp_path / 'r.json'
     r = pv('reproduce', '--only', 'blocking-closed-form', 'capacity-exponent-accurate', '--quiet', '--json', str(out))
     assert r.returncode == 0, r.stderr
-    rows = {x['id']: x for x in json.loads(out.read_text())}
+    rows = {x['id']: x for x in _rows(out)}
     assert rows['blocking-closed-form']['data']['paper'] == 1e-7 and rows['blocking-closed-form']['paper'] == 'agrees'
     acc = rows['capacity-exponent-accurate']
     assert acc['data']['paper'] == 1.22 and len(acc['data']['ci']) == 2
@@ -55,7 +59,7 @@ def test_table_cuts_nothing(tmp_path):
         out = tmp_path / 'r.json'
         r = pv('reproduce', '--only', *ids, '--quiet', '--json', str(out), *extra)
         assert r.returncode == 0 and '…' not in r.stdout
-        for x in json.loads(out.read_text()):
+        for x in _rows(out):
             for key in ('claim', 'source', 'expected', 'measured'):
                 for w in x[key].split(): assert w in r.stdout, (extra, key, w)
     assert len(r.stdout.splitlines()) == 2 + len(ids) + 2          # header, rule, one line per row, summary, "report: PATH"
@@ -118,13 +122,13 @@ def test_a_stopped_run_leaves_a_partial_report(tmp_path, sig, status):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t = time.time()
     while time.time() - t < 300:
-        try: rows = json.loads(out.read_text())
-        except (OSError, ValueError): rows = []
+        try: rows = _rows(out)
+        except (OSError, ValueError, KeyError, TypeError): rows = []
         if rows and rows[0]['check'] != 'not run': break
         time.sleep(0.05)
     p.send_signal(sig)
     stdout, stderr = p.communicate(timeout=300)
-    rows = json.loads(out.read_text())
+    rows = _rows(out)
     assert p.returncode == status, stderr[-2000:]
     assert [x['id'] for x in rows] == ids and rows[0]['check'] in ('pass', 'fail')
     assert [x['check'] for x in rows[1:]] == ['not run', 'not run'] and all(x['data'] == {'partial': True} for x in rows[1:])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 def main(report, where):
     rows = json.loads(Path(report).read_text())
+    rows = rows['rows'] if isinstance(rows, dict) else rows          # a report holds its provenance beside its rows
     sec = {r['id']: r['seconds'] for r in rows if isinstance(r.get('seconds'), (int, float)) and r.get('check') in ('pass', 'fail')}
     if not sec: print(f'claim_costs: {report} has no finished rows'); return 2
     out = Path(__file__).resolve().parents[1] / 'pavlovattn' / 'data' / 'claim_costs.json'

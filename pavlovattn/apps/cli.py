@@ -417,11 +417,16 @@ def _reproduce_args(p):
     p.add_argument('--scheduler', default=None, metavar='ADDRESS', help='a running Dask scheduler (tcp://host:8786): the claims spread over its workers (implies --backend dask)')
     p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='with --backend: processes or local Dask workers')
 
+def _terminal_columns() -> int|None:
+    "The terminal's width where stdout is one (`shutil.get_terminal_size`: COLUMNS first), None for a pipe or a file."
+    import shutil
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
 def _fit_table(reg, rows, wide=False) -> str:
-    "The reproduction table within the terminal's width: long cells wrap at the widest column width (40 at most, 8 at least) whose lines fit, the summary wraps too; `--wide`, or output that is not a terminal (and no COLUMNS), as `format_table` gives it."
-    if wide or not (sys.stdout.isatty() or os.environ.get('COLUMNS')): return reg.format_table(rows, wide=wide)
-    import shutil, textwrap
-    cols = shutil.get_terminal_size().columns
+    "The reproduction table within the terminal's width: long cells wrap at the widest column width (40 at most, 8 at least) whose lines fit, the summary wraps too; `--wide`, or output to a pipe or a file, as `format_table` gives it."
+    cols = _terminal_columns()
+    if wide or cols is None: return reg.format_table(rows, wide=wide)
+    import textwrap
     for w in range(40, 7, -1):
         *table, summary = reg.format_table(rows, width=w).split('\n')
         if max(map(len, table)) <= cols: break
@@ -433,7 +438,7 @@ def _tier(a) -> str:
 
 def _trains(claim) -> bool:
     "Whether a claim trains models (the trained-probes page's claims): they run with `--trained` or `--full`, or by id with `--only`."
-    return claim.id.startswith('trained-')
+    return claim.id.startswith('trained-') or getattr(claim, 'trains', False)   # `claim(..., trains=True)`: claims of other pages that train
 
 # %% ../../nbs/10_cli.ipynb #306d4337
 @subcommand('reproduce', 'run the registered claims of the paper and print the reproduction table')(_reproduce_args)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import dataclasses, gzip, importlib, io, math, os, re, stat, tempfile, warnings, zlib
 import numpy as np
+from ..base.machine import provenance, write_provenance
 from ..design.designs import parse_design, simulate, calmr_parameters, Design, DesignError, MAX_COUNT, one_line
 
 # %% auto #0
@@ -689,7 +690,7 @@ def write_results(res,               # a `Result` of `simulate`
                   layout:str='tidy', # 'tidy' (`tidy`) or 'calmr' (`calmr_results`)
                   **kw,              # passed to the layout (calmr: phases)
                  ):
-    "Write a result as a table, to CSV or Parquet, atomically: the long `tidy` table or calmr's layout."
+    "Write a result as a table, to CSV or Parquet, atomically: the long `tidy` table or calmr's layout; beside it, `PATH.provenance.json` (`machine.provenance`: commit, versions, device, threads)."
     if layout not in RESULT_LAYOUTS: raise ValueError(f"unknown layout {layout!r}; valid: {', '.join(RESULT_LAYOUTS)}")
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
@@ -700,6 +701,7 @@ def write_results(res,               # a `Result` of `simulate`
     t = tidy(res) if layout == 'tidy' else calmr_results(res, **kw)
     if getattr(res, 'notes', ()): t = t.assign(note=' | '.join(res.notes))   # a partial result says so in the file too (a last column)
     _atomic_write(path, lambda tmp: t.to_csv(tmp, index=False) if ext == '.csv' else t.to_parquet(tmp, index=False))
+    write_provenance(path, provenance(res.params.get('device', 'cpu')))      # a comment line is not CSV: the provenance goes beside the file
     return path
 
 def write_tidy(res, path):  # `res`: a `Result`; `path`: `.csv` or `.parquet`

@@ -9,7 +9,7 @@ import torch
 
 # %% auto #0
 __all__ = ['CHECK_FROM_BYTES', 'BLOCK_BYTES', 'SizeError', 'human_bytes', 'available_bytes', 'check_memory', 'provenance',
-           'write_provenance']
+           'provenance_line', 'write_provenance']
 
 # %% ../../nbs/00h_machine.ipynb #709f694a
 class SizeError(ValueError):
@@ -134,9 +134,15 @@ def provenance(device='cpu',        # the device the results were computed on
                 tier=tier, package=__version__, torch=torch.__version__, python=platform.python_version(),
                 device=_device_name(device), threads=torch.get_num_threads())
 
-def write_provenance(path:str, prov:dict) -> str:
-    "Write `prov` beside the table file `path`, as `PATH.provenance.json` (a CSV or Parquet file keeps its own format: a comment line is not CSV); returns the sidecar's path."
+def provenance_line(prov:dict) -> str:
+    "The versions and machine of a provenance in words, for a page or a headline: 'pavlovattn 0.1.0, torch 2.13.0, Python 3.11.7, cpu (2 cores, x86_64), 2 threads'; '' for a record that has none (a run saved before provenance was recorded)."
+    if 'package' not in prov: return ''
+    return f"pavlovattn {prov['package']}, torch {prov['torch']}, Python {prov['python']}, {prov['device']}, {prov['threads']} thread{'s' * (prov['threads'] != 1)}"
+
+def write_provenance(path:str, prov:dict) -> str|None:
+    "Write `prov` beside the table file `path`, as `PATH.provenance.json` (a CSV or Parquet file keeps its own format: a comment line is not CSV); returns the sidecar's path, None where `path` is not a regular file (a FIFO, /dev/stdout: nothing goes beside it)."
     import json
+    if not os.path.isfile(path): return None
     side = f'{path}.provenance.json'; tmp = f'{side}.tmp{os.getpid()}'
     with open(tmp, 'w') as f: f.write(json.dumps(prov, indent=1) + '\n')
     os.replace(tmp, side); return side

@@ -10,6 +10,7 @@ from pathlib import Path
 from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
                               write_report, root, try_lock, unlock)
 from .registry import discover
+from .machine import provenance, write_provenance
 
 # %% auto #0
 __all__ = ['KINDS', 'MAX_CONFIGS', 'MAX_VALUES', 'MAX_DEPTH', 'MAX_GRID_BYTES', 'DASK_MISSING', 'BACKENDS', 'RETRIES',
@@ -549,7 +550,7 @@ def summary_line(df) -> str:
 
 # %% ../../nbs/17_sweep.ipynb #16e9e08c
 def save(df, path) -> str:
-    "Write the table as CSV, Parquet (needs pyarrow or fastparquet) or JSON records, by the file's suffix; the file is written whole."
+    "Write the table as CSV, Parquet (needs pyarrow or fastparquet) or JSON records, by the file's suffix; the file is written whole, its provenance beside it (`PATH.provenance.json`)."
     suf = Path(path).suffix.lower()
     if suf == '.csv': data = df.to_csv(index=False)
     elif suf == '.json': data = df.to_json(orient='records', indent=1)
@@ -557,8 +558,10 @@ def save(df, path) -> str:
         try: import io; buf = io.BytesIO(); df.to_parquet(buf, index=False); data = buf.getvalue()
         except ImportError: raise BackendError('a Parquet table needs pyarrow: pip install pyarrow (or write .csv)')
     else: raise BackendError(f'the table is written as .csv, .parquet or .json; got {str(path)!r}')
-    try: return write_report(path, data)
+    try: out = write_report(path, data)
     except CacheError as e: raise BackendError(f'cannot write the table to {str(path)!r}: {e}')
+    write_provenance(path, provenance())                                  # commit, versions, machine: a file of its own (a comment line is not CSV)
+    return out
 
 # %% ../../nbs/17_sweep.ipynb #8fd60b9d
 @kind('claim', code=('pavlovattn.base.registry',))   # reproduce runs claims in a fresh cache: nothing stale is read
