@@ -86,6 +86,7 @@ def verdict_v1(self:Paper, data:dict|None) -> str:
 class Claim(NamedTuple):
     "A registered claim."
     id: str; claim: str; source: str; expected: str; fn: Callable; exact: bool; module: str; paper: Paper = Paper()
+    trains: bool = False   # it trains models: `reproduce` runs it with --trained or --full (or by id)
 
 CLAIMS: dict = {}
 
@@ -95,6 +96,7 @@ def claim(id:str,            # stable id, used by `--only`; never renamed
           expected:str,      # our check's rule: what counts as a pass
           exact:bool=False,  # a theorem-type claim (closed form vs simulation): the tests run it with `--strict`
           paper:Paper|None=None, # the paper's number and the agreement rule (default: `PAPER_RULES` or "no number")
+          trains:bool=False, # it trains models (run with `reproduce --trained`)
          ):
     "Decorator registering `fn(full=False, device='cpu') -> Verdict` as a claim of `pavlovattn reproduce`."
     def deco(fn):
@@ -102,7 +104,7 @@ def claim(id:str,            # stable id, used by `--only`; never renamed
         same = old is None or old.fn.__name__ == fn.__name__ and '__main__' in (old.module, fn.__module__)
         if not same and (old.module, old.fn.__name__) != (fn.__module__, fn.__name__):   # a notebook may re-declare its own claims
             raise ValueError(f"claim id {id!r} is already registered by {old.module}.{old.fn.__name__}")
-        CLAIMS[id] = Claim(id, claim, source, expected, fn, exact, fn.__module__, paper or PAPER_RULES.get(id, Paper()))
+        CLAIMS[id] = Claim(id, claim, source, expected, fn, exact, fn.__module__, paper or PAPER_RULES.get(id, Paper()), bool(trains))
         return fn
     return deco
 
