@@ -13,6 +13,11 @@ licenses = {'apache2': 'Apache Software License 2.0', 'mit': 'MIT License'}
 statuses = ['1 - Planning', '2 - Pre-Alpha', '3 - Alpha', '4 - Beta', '5 - Production/Stable', '6 - Mature', '7 - Inactive']
 py_versions = '3.10 3.11 3.12 3.13'.split()
 
+req = lambda name: shlex.split(cfg.get(f'{name}_requirements', ''))
+extras = {name: req(name) for name in ('docs', 'test', 'interop', 'fla', 'hf', 'dask')}   # settings.ini says what uses each
+extras['gpu'] = extras['fla']                                                            # Triton and fla's kernels: where a GPU is
+extras['dev'] = sorted(set(sum((extras[n] for n in ('docs', 'test', 'interop', 'fla')), req('dev'))))   # everything, and JupyterLab
+
 setuptools.setup(
     name=cfg['lib_name'],
     license=licenses.get(cfg['license'].lower(), cfg['license']),
@@ -24,10 +29,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=shlex.split(cfg.get('requirements', '')),
-    extras_require={'dev': (cfg.get('dev_requirements') or '').split(),
-                    'fla': (cfg.get('fla_requirements') or '').split(),    # fla's layer classes (tests/test_fla_layers.py): Triton to import, ~1 GB
-                    'dask': (cfg.get('dask_requirements') or '').split(),   # the sweep runner's Dask backend (pavlovattn.base.sweep)
-                    'hf': (cfg.get('hf_requirements') or '').split()},      # transformers: pretrained Gated DeltaNet models (pavlovattn.apps.pretrained)
+    extras_require=extras,
     python_requires='>=' + cfg['min_python'],
     long_description=open('README.md', encoding='utf-8').read() if os.path.exists('README.md') else '',
     long_description_content_type='text/markdown',

@@ -131,7 +131,7 @@ def test_each_command_is_understood():
         elif w[:2] == ['pip', 'install']:
             for x in w[2:]:
                 m = re.match(r'(?:pavlovattn|\.)\[([\w,]+)\]$', x)
-                if m and not set(m.group(1).split(',')) <= extras | {'dev'}: bad.append(f'{where}: no extra {m.group(1)} in {line!r}')
+                if m and not set(m.group(1).split(',')) <= extras | {'dev', 'gpu'}: bad.append(f'{where}: no extra {m.group(1)} in {line!r}')
     assert not bad, bad
     assert runs                                                                  # the dissociation page's designs, the README's
     for where, w in runs:

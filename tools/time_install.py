@@ -1,0 +1,82 @@
+"""Measure what each install step of the Makefile costs: a fresh virtual environment in a temporary folder, a clone of HEAD,
+then, one after another, torch and the package (the runtime), the docs extra (`make reproduce` stops here), the test and
+interop extras (`make test` stops here) and the fla extra (Triton and flash-linear-attention, for GPU work). For each step:
+the seconds, the megabytes it adds to the environment, the packages it adds; with the machine's 1-minute load average at
+the start and the end, the cores and where pip took the wheels from. Merged into `--json_path` (default
+tools/install_times.json, newest last); `make` prints the newest record's time before it installs, and the front page
+(README) shows its table.
+
+    python tools/time_install.py                  # one measured run (about 5 min on 2 cores from a local wheel mirror)
+    python tools/time_install.py --show           # print the newest record's table, run nothing
+"""
+import datetime, json, os, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TORCH = 'torch==2.13.0'
+TORCH_CPU_INDEX = 'https://download.pytorch.org/whl/cpu'
+STEPS = (('runtime', 'torch and the package (numpy, pandas, matplotlib, numba, scipy, ...)', None),
+         ('docs', 'the docs toolchain (nbdev, execnb, smalldocs): make reproduce', 'docs'),
+         ('test, interop', 'pytest, hypothesis, dask, pyarrow, transformers, pyndl: make test', 'docs,test,interop'),
+         ('fla', 'Triton and flash-linear-attention (GPU work; the fla exactness tests)', 'docs,test,interop,fla'))
+
+def _load() -> float: return float(Path('/proc/loadavg').read_text().split()[0])
+
+def _mb(path) -> float: return int(subprocess.run(['du', '-sk', str(path)], capture_output=True, text=True).stdout.split()[0]) / 1024
+
+def _packages(py) -> int:
+    return len(json.loads(subprocess.run([py, '-m', 'pip', 'list', '--format', 'json'], capture_output=True, text=True).stdout))
+
+def _fmt_s(s) -> str: return f'{s:.0f} s' if s < 120 else f'{int(s // 60)} min {s % 60:02.0f} s'
+
+def table(rec) -> str:
+    "The Markdown table of a record: each step's time, size and packages, and the running totals."
+    rows = ['| step | what it installs | time | adds | environment |', '|---|---|---|---|---|']
+    for s in rec['steps']:
+        rows.append(f"| {s['step']} | {s['what']} | {_fmt_s(s['seconds'])} | {s['added_mb']:.0f} MB, {s['packages_added']} packages | {s['total_mb']:.0f} MB |")
+    return '\n'.join(rows)
+
+def sentence(rec) -> str:
+    return (f"Measured on {rec['date']} in a fresh environment on {rec['cores']} CPU cores (1-minute load {rec['load_start']:.1f} at the start, "
+            f"{rec['load_end']:.1f} at the end), wheels from {rec['source']}; downloading them from PyPI adds their transfer time.")
+
+def measure() -> dict:
+    load0, t_all = _load(), time.time()
+    with tempfile.TemporaryDirectory(prefix='pavlovattn-install-') as d:
+        src, venv = Path(d) / 'src', Path(d) / 'venv'
+        subprocess.run(['git', 'clone', '-q', '--depth', '1', f'file://{ROOT}', str(src)], check=True)
+        subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True)
+        py, base = str(venv / 'bin' / 'python'), _mb(venv)
+        try:
+            import urllib.request; urllib.request.urlopen(f'{TORCH_CPU_INDEX}/torch/', timeout=5); idx = ['--index-url', TORCH_CPU_INDEX]
+        except Exception: idx = []
+        steps, size, n = [], base, _packages(py)
+        for step, what, extras in STEPS:
+            t = time.time()
+            cmds = ([[py, '-m', 'pip', 'install', '-q', *idx, TORCH], [py, '-m', 'pip', 'install', '-q', '-e', str(src)]] if extras is None
+                    else [[py, '-m', 'pip', 'install', '-q', '-e', f'{src}[{extras}]']])
+            for c in cmds:
+                r = subprocess.run(c, capture_output=True, text=True)
+                if r.returncode: sys.exit(f'time_install: {step}: pip failed: {r.stderr.strip().splitlines()[-1:]}')
+            new, m = _mb(venv), _packages(py)
+            steps.append(dict(step=step, what=what, extras=extras, seconds=round(time.time() - t, 1), added_mb=round(new - size, 1),
+                              total_mb=round(new, 1), packages_added=m - n))
+            size, n = new, m
+            print(f'{step}: {_fmt_s(steps[-1]["seconds"])}, +{steps[-1]["added_mb"]:.0f} MB', flush=True)
+    conf = subprocess.run([sys.executable, '-m', 'pip', 'config', 'list'], capture_output=True, text=True).stdout
+    source = 'the PyTorch CPU index and PyPI' if idx else ('a local wheel mirror (pip config: find-links, file:// indexes)' if 'file://' in conf or 'find-links' in conf else 'PyPI')
+    return dict(date=datetime.date.today().isoformat(), cores=os.cpu_count(), load_start=load0, load_end=_load(), source=source,
+                total_seconds=round(time.time() - t_all, 1), steps=steps)
+
+def main(argv):
+    path = ROOT / 'tools' / 'install_times.json'
+    if '--json_path' in argv: path = Path(argv[argv.index('--json_path') + 1])
+    runs = json.loads(path.read_text())['runs'] if path.exists() else []
+    if '--show' in argv:
+        if not runs: print(f'time_install: no record in {path}'); return 1
+        print(table(runs[-1])); print(sentence(runs[-1])); return 0
+    rec = measure(); runs.append(rec)
+    tmp = path.with_suffix('.tmp'); tmp.write_text(json.dumps({'runs': runs}, indent=1) + '\n'); os.replace(tmp, path)
+    print(table(rec)); print(sentence(rec)); return 0
+
+if __name__ == '__main__': sys.exit(main(sys.argv[1:]))
