@@ -54,3 +54,11 @@ def test_neuromodulator_is_global_and_bcm_threshold_slides():
     assert torch.equal(m, m[:1].expand(4)) and float(m[0]) != 1.0
     th = BCM.parts(recur(torch.zeros(1, 30, 1, 4, dtype=torch.float64), torch.ones(1, 30, 1, 2, dtype=torch.float64), rule=BCM, beta=0.1).state, 2)['theta']
     assert float((th - 1.0).abs().max()) < 1e-8                           # y = v = 1 on every step: theta -> 1 (0.5^30 away)
+
+def test_beyond_rw_table_names_families_and_their_attention_rules():
+    "Issue 47: one row per classic failure of RW, the families producing it (as animals) with the attention rule each is, or none; the opposite sign named."
+    from pavlovattn.pages.after_rw import beyond_rw_table, failure_table
+    t = beyond_rw_table(failure_table({'delta': 0.2, 'kalman': 1.0, 'pkh': 1.0}))
+    assert list(t.index) == list(FAILURES) and t.loc['latent-inhibition', 'families'] == 'kalman, pkh'
+    assert t.loc['backward-blocking', 'attention'] == 'kalman: uncertainty-scaled regression (Mesa layer; Gated KalmaNet)'
+    assert t.loc['sensory-preconditioning', 'families'] == 'none' and t.loc['sensory-preconditioning', 'opposite_sign'] == 'kalman'

@@ -79,7 +79,7 @@ def pearce_kaye_hall(alphas:float=0.4, betas_ex:float=0.4, betas_in:float=0.3, t
     d = dict(alphas=0.4, betas_ex=0.4, betas_in=0.3, thetas=1.0, gammas=0.3, min_alphas=0.1, max_alphas=1.0)
     given = dict(alphas=alphas, betas_ex=betas_ex, betas_in=betas_in, thetas=thetas, gammas=gammas, min_alphas=min_alphas, max_alphas=max_alphas)
     return Family(_name('pkh', graph, **{n: x for n, x in given.items() if x != d[n]}),
-                  'surprise-modulated writes with a running surprise (Titans-style momentum)',
+                  'surprise-gated write rates per key feature (a running unsigned surprise; not the signed momentum of Titans)',
                   'Pearce, Kaye & Hall (1982): associability tracks recent surprise; excitation and inhibition apart',
                   r'E \mathrel{+}= \beta_E (v\odot[e>0])(\alpha\odot k)^\top,\ I \mathrel{+}= \beta_I \max(0,-e)(\alpha\odot k)^\top,\ \alpha \leftarrow (1-\theta)\alpha + \theta\gamma|e|',
                   error_correcting=True, cite='Pearce & Hall 1980; Pearce, Kaye & Hall 1982', state=(('inhibitory', 'dv'), ('alpha', 1)),

@@ -14,7 +14,7 @@ from .beyond import PHENOMENA, probe_means
 from ..base.registry import claim, not_covered, Verdict
 
 # %% auto #0
-__all__ = ['FAILURES', 'PROTOCOL', 'mesa_readout', 'per_channel_delta', 'failure_table']
+__all__ = ['FAILURES', 'PROTOCOL', 'mesa_readout', 'per_channel_delta', 'failure_table', 'beyond_rw_table']
 
 # %% ../../nbs/06b_after_rescorla_wagner.ipynb #1113f864
 def mesa_readout(k:torch.Tensor,   # keys `[T, d_k]`
@@ -51,6 +51,18 @@ def failure_table(families=None,   # {Family or name: beta} (default: the famili
             rows.append(dict(failure=name, family=fam.name, beta=beta, effect=e, simulated=direction(e), animals=ph.data[0]))
     df = pd.DataFrame(rows); df['as_animals'] = df.simulated == df.animals
     return df
+
+# %% ../../nbs/06b_after_rescorla_wagner.ipynb #dcb3101d
+def beyond_rw_table(ft:pd.DataFrame|None=None,   # a `failure_table` (default: this page's protocol, run here)
+                   ) -> pd.DataFrame:
+    "One row per classic failure of RW: what animals show, the families producing it in their direction and the attention rule each corresponds to ('none' where no family does), and the families giving the opposite sign."
+    ft = failure_table() if ft is None else ft
+    rows = []
+    for n in FAILURES:
+        d = ft[ft.failure == n]; yes = list(d[d.as_animals].family); opp = list(d[(d.simulated != '0') & ~d.as_animals].family)
+        rows.append(dict(failure=n, animals=d.animals.iloc[0], families=', '.join(yes) or 'none',
+                         attention='; '.join(f'{f}: {family(f).attention}' for f in yes) or 'none', opposite_sign=', '.join(opp) or 'none'))
+    return pd.DataFrame(rows).set_index('failure')
 
 # %% ../../nbs/06b_after_rescorla_wagner.ipynb #60378f7c
 from contextlib import contextmanager
