@@ -4,7 +4,7 @@
 
 # %% ../../nbs/01_designs.ipynb #ef51f17d
 from __future__ import annotations
-import importlib, math, warnings
+import importlib, inspect, math, time, warnings
 from types import SimpleNamespace
 from typing import NamedTuple
 import numpy as np
@@ -18,10 +18,11 @@ from .orders import SAMPLINGS, RNGS, trial_orders, _orders, _torch_orders, _run_
 from .results import Result, plot_compare
 
 # %% auto #0
-__all__ = ['KEY_CODINGS', 'WINDOW_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'COMPOSITES', 'CALMR_DEFAULTS', 'cue_keys',
-           'probe_rule', 'probe_read', 'Inputs', 'compile_group', 'written_order', 'design_rules', 'expected_absent',
-           'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate', 'composite', 'compare', 'calmr_parameters',
-           'refuse_unmodelled', 'design_blocks', 'closed_form', 'rw_reference_error', 'explore', 'SizeError']
+__all__ = ['KEY_CODINGS', 'WINDOW_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALIBRATION_STEPS', 'COMPOSITES',
+           'CALMR_DEFAULTS', 'cue_keys', 'probe_rule', 'probe_read', 'Inputs', 'compile_group', 'written_order',
+           'design_rules', 'expected_absent', 'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate',
+           'time_estimate', 'composite', 'compare', 'calmr_parameters', 'refuse_unmodelled', 'design_blocks',
+           'closed_form', 'rw_reference_error', 'explore', 'SizeError']
 
 # %% ../../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -268,7 +269,7 @@ def vhw_keys(x,                    # `[..., T, n_cues]` 0/1 cue indicators per t
     x = torch.as_tensor(x).to(cue_keys)
     return x @ cue_keys, (x - omega * expected_absent(x).to(cue_keys)) @ cue_keys
 
-def _block(fam, o, inp, Kc, tau, per_subject=False, algorithm='auto', omega=None) -> dict:
+def _block(fam, o, inp, Kc, tau, per_subject=False, algorithm='auto', omega=None, tick=None) -> dict:
     "One block of subjects of one group in one `recur` call (index form, summary): `o` `[S,T]` rows of the group's compiled `inp` (`Inputs`, on the run's device, in its dtype). Returns the mean and sd over the block of every cue's read-out after each trial (`[T,C]`), each subject's predictions summed per trial type (`pred_sum` `[S,N]`), and with `per_subject` every read-out (`V` `[S,T,C]`). A family with a history runs per step."
     if _history(fam): return _block_steps(fam, o, inp, Kc, per_subject, _trace_algorithm(algorithm), omega)
     (S, T), (C, dk), (N, H) = o.shape, Kc.shape, inp.v.shape
@@ -276,7 +277,7 @@ def _block(fam, o, inp, Kc, tau, per_subject=False, algorithm='auto', omega=None
     K = inp.k[:, None, :].expand(N, H, dk) if inp.k.dim() == 2 else inp.k        # one head per US, the same keys (associations='all': each head its own)
     kw = dict(rule=fam.name, beta=inp.beta, gamma=g, tau=tau, index=o.to(inp.k.device), check=False)   # inputs validated by `simulate`
     W = _window(S, T, C * H) if not per_subject and _compiled(fam.name, inp.k.dtype, inp.k.device, algorithm) else T
-    if W < T: return _block_windows(K, inp.v[:, :, None], Kc, W, kw)
+    if W < T: return _block_windows(K, inp.v[:, :, None], Kc, W, kw, tick)
     sm = summarize(K, inp.v[:, :, None], probes=Kc, algorithm=algorithm, **kw)
     out = dict(mean=_cols(sm.probe_mean[:, :, :, 0]).cpu(), sd=_cols(sm.probe_sd[:, :, :, 0]).cpu(), pred_sum=_heads_last(sm.pred_sum[..., 0]).cpu())
     if per_subject: out['V'] = _cols(probe_readouts(K, inp.v[:, :, None], Kc, algorithm=_trace_algorithm(algorithm), **kw).probes[..., 0]).cpu()
@@ -294,8 +295,8 @@ def _window(S:int, T:int, CH:int) -> int:
     R = min(S, importlib.import_module('pavlovattn.model.kernels').RANGES)
     return max(1, min(T, WINDOW_BYTES // (8 * CH * (2 * R + 8))))
 
-def _block_windows(K, v, Kc, W:int, kw:dict) -> dict:
-    "`_block`'s summary on the compiled kernel, `W` steps at a time, each window starting from the state the last one left: the same read-outs (each step's mean and sd are its own), memory `W` steps of sums, not `T`."
+def _block_windows(K, v, Kc, W:int, kw:dict, tick=None) -> dict:
+    "`_block`'s summary on the compiled kernel, `W` steps at a time, each window starting from the state the last one left: the same read-outs (each step's mean and sd are its own), memory `W` steps of sums, not `T`. `tick(n)`: subject-trials done so far."
     ix = kw.pop('index'); (S, T), out, S0 = ix.shape, {}, None
     for a in range(0, T, W):
         sm = summarize(K, v, probes=Kc, algorithm='numba', index=ix[:, a:a + W], S0=S0, **kw)
@@ -303,6 +304,7 @@ def _block_windows(K, v, Kc, W:int, kw:dict) -> dict:
         if not out: out = dict(mean=m.new_empty(T, m.shape[1]), sd=m.new_empty(T, m.shape[1]), pred_sum=torch.zeros_like(ps))
         out['mean'][a:a + W], out['sd'][a:a + W] = m, s; out['pred_sum'] += ps
         S0, sm = sm.state, None
+        if tick is not None: tick(S * min(T, a + W))
     return out
 
 
@@ -515,6 +517,7 @@ def simulate(design,                  # a design string or a parsed `Design`
              omega:float|None=None,   # vhw only: |rate| of an expected-but-absent cue relative to a present one (default 0.5)
              orders:dict|None=None,   # {group: `[subjects, T]` indices into `group.trial_types`}: run these trial orders instead of drawing them (e.g. from `trial_orders`, or every order of a small design)
              associations:str|None=None, # 'us': cue -> US, one head per US; 'all' (calmr dialect): calmr's RW1972, every stimulus (CS or US) a cue and an outcome; default 'all' for a calmr design without a US, else 'us'
+             progress=None,           # called with the subject-trials done so far, after each block of subjects (and each window of a long design): e.g. a progress bar's update
             ):                        # returns a `Result`
     "Simulate every group of `design` for `subjects` subjects under one attention family; see `Result`."
     run = _validate(**locals())                           # every argument checked (one line per refusal) and made canonical
@@ -528,7 +531,7 @@ def simulate(design,                  # a design string or a parsed `Design`
 
 # %% ../../nbs/01_designs.ipynb #4e56c4b0
 def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, normalize, subjects, seed, dtype, device, tau,
-              miniblocks, dialect, per_subject, algorithm, allow_unstable, sampling, rng, omega, orders, associations) -> SimpleNamespace:
+              miniblocks, dialect, per_subject, algorithm, allow_unstable, sampling, rng, omega, orders, associations, progress=None) -> SimpleNamespace:
     "`simulate`'s arguments checked, in the order it has always checked them (the design and its options, the family's own parameters, the values per US, then the device and the run's size), and made canonical: the run. A stack (`composite`) is checked by `_stack_checks` and compiled with plain rows."
     st = composite(rule)
     if st is not None: rule = _stack_checks(st, design, dialect, gamma, omega, algorithm, associations)
@@ -551,7 +554,8 @@ def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, norma
     return SimpleNamespace(d=d, rule=rule, fam=fam, gamma=gamma, omega=omega, assoc=assoc, cues=cues, names=names, lams=lams, rates=rates,
                            subjects=subjects, seed=seed, dk=dk, dtype=dtype, miniblocks=miniblocks, keys=keys, overlap=overlap, salience=salience,
                            normalize=normalize, device=device, tau=tau, dialect=dialect, per_subject=per_subject, algorithm=algorithm,
-                           allow_unstable=allow_unstable, sampling=sampling, rng=rng, orders=orders, stack=st, label=rule if st is None else st.name)
+                           allow_unstable=allow_unstable, sampling=sampling, rng=rng, orders=orders, stack=st, label=rule if st is None else st.name,
+                           progress=progress, done=0)
 
 # %% ../../nbs/01_designs.ipynb #15849d6f
 def _family_values(fam, gamma, omega) -> tuple:
@@ -611,12 +615,19 @@ def _params(run, dk:int) -> dict:
 # %% ../../nbs/01_designs.ipynb #5566954d
 def _run(run, Kc, groups, params) -> dict:
     "Every group's subjects through its compiled rows: `Result.runs`. The orders are drawn per block of subjects (`_run_orders`), or once (rng='torch'), or given."
-    drawn = _torch_orders(run.d, run.seed, run.subjects, run.sampling) if run.rng == 'torch' else {}     # one stream through all groups: drawn once
-    if run.orders is not None: drawn.update(_given_orders(run.d, run.orders, run.subjects))
-    comp = run.stack is None and _compiled(run.rule, run.dtype, run.device, run.algorithm)
-    small = str(run.device) == 'cpu' and run.subjects * len(run.cues) < 2**20
-    with _threads(1 if small else torch.get_num_threads()):   # per-step ops this small run faster on one thread
+    drawn, comp = _drawn(run, run.subjects), run.stack is None and _compiled(run.rule, run.dtype, run.device, run.algorithm)
+    with _run_threads(run):
         return {g.name: _run_group(run, g, inp, lut, Kc, drawn, params, comp) for g, (inp, lut) in zip(run.d.groups, groups)}
+
+def _drawn(run, subjects:int) -> dict:
+    "{group: orders `[subjects, T]`} drawn before the run: rng='torch' (one stream through all groups) and given orders; the others are drawn per block."
+    drawn = _torch_orders(run.d, run.seed, subjects, run.sampling) if run.rng == 'torch' else {}
+    if run.orders is not None: drawn.update({g: o[:subjects] for g, o in _given_orders(run.d, run.orders, run.subjects).items()})
+    return drawn
+
+def _run_threads(run):
+    "The torch threads of a run: one where it is small (per-step ops this small run faster on one thread), else as they are."
+    return _threads(1 if str(run.device) == 'cpu' and run.subjects * len(run.cues) < 2**20 else torch.get_num_threads())
 
 def _on(inp, dtype, device):
     "Compiled rows `inp` on `device`, in `dtype` (the probe flags stay bool)."
@@ -626,15 +637,13 @@ def _on(inp, dtype, device):
 # %% ../../nbs/01_designs.ipynb #a0645827
 def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
     "One group's subjects in blocks of bounded memory (`_blocks`), each block one `_block`, the blocks' means and sds merged (`_merge`): its `Result.runs` entry."
-    (C, dk), H, inp = Kc.shape, len(run.names), _on(inp, run.dtype, run.device)
-    lut = None if lut is None else torch.from_numpy(lut.astype(np.int16 if len(inp.rows) < 2**15 else np.int32))
+    (C, dk), H, (inp, lut), base = Kc.shape, len(run.names), _prepared(run, inp, lut), run.done
     pcols = [i for i, t in enumerate(inp.trial_types) if t.probe]
     counts = torch.tensor([float(t.count) for t in inp.trial_types], dtype=torch.float64)
-    stats, pstats, keep, L = None, None, [], 1 if run.stack is None else len(run.stack.layers) * (C + 1)   # a stack: each layer read with every cue
-    for lo, hi in _blocks(run.subjects, L * _subject_bytes(g.n, C, len(inp.rows), dk, comp, run.per_subject, run.fam.grows, True if run.stack else _history(run.fam))):
+    stats, pstats, keep = None, None, []
+    for lo, hi in _group_blocks(run, g, inp, Kc, comp):
         o = drawn[g.name][lo:hi] if g.name in drawn else _run_orders(run.d, g, params, lo, hi)
-        out = (_block(run.fam, _relabel(o, lut), inp, Kc, run.tau, run.per_subject, run.algorithm, run.omega) if run.stack is None else
-               _block_stack(run.stack, o, inp, Kc, run.per_subject, _first_steps(g)))
+        out = _one_block(run, g, inp, lut, Kc, o, None if run.progress is None else lambda n, b=base + lo * g.n: run.progress(b + n))
         if not (torch.isfinite(out['mean']).all() and torch.isfinite(out['pred_sum']).all()):   # NaN and inf persist to the last step
             raise NonFiniteError(f'the {run.rule} simulation of group {g.name} overflowed (NaN or inf): lower beta or lam, or use float64')
         stats = _merge(stats, (hi - lo, out['mean'], out['sd']))
@@ -642,6 +651,8 @@ def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
         pstats = _merge(pstats, (hi - lo, *batch_mean_sd((out['pred_sum'][:, pcols] / cnt).double())))
         if run.per_subject: keep.append(dict(order=o, pred_sum=out['pred_sum'], V=out['V']))
         o = out = None                                           # one block in memory at a time
+        if run.progress is not None: run.progress(base + hi * g.n)
+    run.done += run.subjects * g.n
     z = Kc.new_zeros(1, C * H).cpu()                             # before the first trial every strength is 0
     res = dict(mean=torch.cat([z, stats[1]]), sd=torch.cat([z, stats[2]]), subjects=run.subjects, probe_mean=pstats[1], probe_sd=pstats[2],
                phase=[pi for pi, ph in enumerate(g.phases, 1) for _ in range(ph.n)], trial_types=g.trial_types)
@@ -650,6 +661,55 @@ def _run_group(run, g, inp, lut, Kc, drawn, params, comp) -> dict:
         res.update(order=torch.cat([x['order'] for x in keep]), pred_sum=torch.cat([x['pred_sum'] for x in keep]),
                    V=torch.cat([Kc.new_zeros(run.subjects, 1, C * H).cpu(), torch.cat([x['V'] for x in keep])], 1))
     return res
+
+# %% ../../nbs/01_designs.ipynb #786caa63
+def _group_blocks(run, g, inp, Kc, comp) -> list:
+    "The blocks of subjects `[lo, hi)` a group runs in (`_blocks`): a stack reads each layer with every cue."
+    (C, dk), L = Kc.shape, 1 if run.stack is None else len(run.stack.layers) * (Kc.shape[0] + 1)
+    return _blocks(run.subjects, L * _subject_bytes(g.n, C, len(inp.rows), dk, comp, run.per_subject, run.fam.grows, True if run.stack else _history(run.fam)))
+
+def _prepared(run, inp, lut) -> tuple:
+    "A group's compiled rows on the run's device and dtype, and its step-to-row table as a tensor (None: the identity)."
+    inp = _on(inp, run.dtype, run.device)
+    return inp, None if lut is None else torch.from_numpy(lut.astype(np.int16 if len(inp.rows) < 2**15 else np.int32))
+
+def _one_block(run, g, inp, lut, Kc, o, tick=None) -> dict:
+    "One block of subjects with orders `o` through a family (`_block`) or a composite (`_block_stack`); `tick(n)`: subject-trials done in the block so far (a long design's windows)."
+    if run.stack is not None: return _block_stack(run.stack, o, inp, Kc, run.per_subject, _first_steps(g))
+    return _block(run.fam, _relabel(o, lut), inp, Kc, run.tau, run.per_subject, run.algorithm, run.omega, tick)
+
+# %% ../../nbs/01_designs.ipynb #1fb34250
+CALIBRATION_STEPS = 2**16   # subject-trials a calibration times per group (at least 16 steps), then four times as many: milliseconds on the compiled kernel
+
+def _timed(f) -> float:
+    "Seconds `f()` takes."
+    t = time.perf_counter(); f(); return time.perf_counter() - t
+
+def time_estimate(design,         # a design string or `Design`
+                  subjects:int=1,  # simulated subjects per group
+                  **kw,            # every other keyword of `simulate` (rule, beta, dtype, algorithm, ...)
+                 ) -> dict:        # {'seconds', 'rate' (subject-trials a second), 'subject_trials', 'calibration' (subject-trials timed)}
+    "Wall time of `simulate(design, subjects=subjects, **kw)` on this machine, estimated from a calibration run on the spot: per group, a block of subjects as wide as the run's first block (at most 8,192) through the first n and 4n steps of the same compiled rows, family and algorithm (the difference: the cost of a step; the rest: a block's overhead), and the drawing of their orders, timed and scaled to every subject, trial and block."
+    a = inspect.signature(simulate).bind(design, subjects=subjects, **kw); a.apply_defaults()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')                        # what the run has to say, it says itself
+        run = _validate(**a.arguments); Kc, groups = _compile(run)
+    params, comp = _params(run, Kc.shape[1]), run.stack is None and _compiled(run.rule, run.dtype, run.device, run.algorithm)
+    if comp: _load_kernel()                                    # loaded once per process: not the run's time
+    secs = timed = 0.0
+    with _run_threads(run):
+        for g, (inp, lut) in zip(run.d.groups, groups):
+            inp, lut = _prepared(run, inp, lut)
+            blocks = _group_blocks(run, g, inp, Kc, comp); s = min(8192, blocks[0][1]); n = min(g.n, max(16, CALIBRATION_STEPS // s))
+            t0 = time.perf_counter(); drawn = _drawn(run, s)
+            o = drawn[g.name] if g.name in drawn else _run_orders(run.d, g, params, 0, s)
+            secs += (time.perf_counter() - t0) * run.subjects / s
+            _one_block(run, g, inp, lut, Kc, o[:, :min(n, 16)])         # first call: warms what a run warms once
+            (n1, t1), (n2, t2) = [(m, _timed(lambda: _one_block(run, g, inp, lut, Kc, o[:, :m]))) for m in (n, min(g.n, 4 * n))]
+            step = (t2 - t1) / (n2 - n1) if n2 > n1 and t2 > t1 else t2 / n2          # seconds per step of s subjects, and a block's own overhead
+            secs += len(blocks) * max(0.0, t1 - step * n1) + step * g.n * run.subjects / s; timed += s * (n1 + n2)
+    total = run.subjects * sum(g.n for g in run.d.groups)
+    return dict(seconds=secs, rate=total / secs if secs > 0 else math.inf, subject_trials=total, calibration=int(timed))
 
 # %% ../../nbs/01_designs.ipynb #f990b40f
 COMPOSITES: dict = {}   # {prefix: parser}: spec strings of composites of families (e.g. 'stack:delta>delta:chain'), filled by the page that defines them
