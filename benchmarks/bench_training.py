@@ -17,14 +17,25 @@ optimiser (clip + AdamW step; also AdamW's foreach and fused variants, which `tr
 --chunk N sets every chunked mixer's chunk size (AssocLM uses 32: at most 32 steps a chunk, a sequence cut into equal chunks)
 to measure another size; it is not what `train` runs.
 The token-task generator is timed too (--token-task, default rebind): every generator's share of an MHA step must stay under 10%.
+--ensemble N trains N protocol-size models (vector task; --ensemble-steps steps each, seeds 0..N-1, families cycling through
+--families) as the trained tier trains them, `models.get_models` in one worker process per core, and the same N one after
+another in this process, both from an empty cache: the ratio of the two, and the throughput as model FLOPs per second (torch's
+flop counter on one training step, forward + backward; evaluation and batch generation run but are not counted) against the
+machine's matmul rate measured with every core busy (one process per core multiplying the model's own MLP shapes, 1280 x 64 x
+128, at one thread). From that throughput it estimates the trained tier's training time (TIER_STEPS, early stops not counted;
+probing not included).
 Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated-delta,softmax,gla] [--steps 10] [--repeats 3]
        [--threads 1] [--task vector|vector-single|mqar|repeated|rebind] [--seq-len T | --seq-lens 40,256] [--device cpu]
-       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 32]
+       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 32] [--ensemble 8 --ensemble-steps 60]
 """
-import argparse, dataclasses, os, statistics, time, platform, datetime
+import argparse, dataclasses, multiprocessing, os, statistics, tempfile, time, platform, datetime
 import torch
 from torch import nn
-from pavlovattn.apps.models import AssocLM, TASKS, loss_and_metric
+from pavlovattn.apps.models import AssocLM, TASKS, TrainConfig, loss_and_metric, train, get_models, cpu_cores
+
+# the trained tier's training steps at most (early stops not counted): trained-cue-competition's 4 families x 5 seeds x 600
+# and their sweeps 4 x 2 x 150; the ablation's 6 cells x 4 families x 5 seeds x 300; the repeated-key claim's 6 x 5 x 300
+TIER_STEPS = 4 * 5 * 600 + 4 * 2 * 150 + 6 * 4 * 5 * 300 + 6 * 5 * 300
 
 PROTOCOL_STEPS = {'vector': 5 * 600 + 2 * 150, 'rebind': 5 * 300, 'vector-single': 5 * 300}   # steps per family (at most); vector-single: the ablation
 
@@ -106,6 +117,52 @@ def _table(task, a, fams, gens):
     br = _breakdown(task, ['mha'] + fams, b, a.steps, a.repeats, cuda, a.device) if a.breakdown else None
     return res, br, b
 
+def step_flops(task, rule, batch=32) -> float:
+    "Model FLOPs of one training step (forward + backward; torch's flop counter counts the matrix products)."
+    from torch.utils.flop_counter import FlopCounterMode
+    model = _model(task, rule, 'cpu'); b = task.batch(batch, torch.Generator().manual_seed(0))
+    with FlopCounterMode(display=False) as fc: loss, _ = loss_and_metric(model, b); loss.backward()
+    return float(fc.get_total_flops())
+
+def _matmul_rate(seconds, q):
+    torch.set_num_threads(1); a, b = torch.randn(1280, 64), torch.randn(64, 128); n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(50): torch.mm(a, b)
+        n += 50
+    q.put(2 * 1280 * 64 * 128 * n / (time.perf_counter() - t0))
+
+def matmul_rate(procs:int, seconds:float=3.0) -> float:
+    "FLOP/s of `procs` processes multiplying at once (one thread each), summed: the machine's matmul rate with every core busy."
+    ctx = multiprocessing.get_context('spawn'); q = ctx.Queue()
+    ps = [ctx.Process(target=_matmul_rate, args=(seconds, q)) for _ in range(procs)]
+    for p in ps: p.start()
+    r = sum(q.get() for _ in ps)
+    for p in ps: p.join()
+    return r
+
+def ensemble(a, fams):
+    "Training N protocol-size models at once (`get_models`) and one after another (`train`): seconds, ratio, FLOP/s against the matmul rate."
+    task = TASKS['vector']
+    cfgs = [TrainConfig(task='vector', rule=fams[i % len(fams)], seed=i, lr=1e-2, steps=a.ensemble_steps, target=2.0, eval_every=50) for i in range(a.ensemble)]
+    flops = sum(step_flops(task, c.rule) for c in cfgs) * a.ensemble_steps
+    cores = cpu_cores(); peak = matmul_rate(cores)
+    with tempfile.TemporaryDirectory() as d:
+        os.environ['PAVLOVATTN_CACHE'] = d; t0 = time.perf_counter()
+        got = get_models(cfgs, progress=False, workers=cores); together = time.perf_counter() - t0
+    busy = sum(m['seconds'] for _, m in got) / cores                    # the members' own training time per core: the pool's start left out
+    t0 = time.perf_counter()
+    for c in cfgs: train(c, progress=False)
+    alone = time.perf_counter() - t0
+    print(f'## ensemble: {a.ensemble} models ({", ".join(sorted(set(fams)))}), {a.ensemble_steps} steps each, vector task, batch 32, d_model 64')
+    print(f'at once (get_models, {cores} worker processes, pool start included): {together:.1f} s; one after another (train): {alone:.1f} s; '
+          f'ratio {alone / together:.2f}x; without the pool\'s start (the members\' training seconds per core) {busy:.1f} s, ratio {alone / busy:.2f}x')
+    print(f'model FLOPs {flops / 1e9:.1f} G: at once {flops / together / 1e9:.1f} GFLOP/s, one after another {flops / alone / 1e9:.1f} GFLOP/s; '
+          f'matmul rate with {cores} cores busy {peak / 1e9:.1f} GFLOP/s: fraction {flops / together / peak:.2f} (without the pool\'s start '
+          f'{flops / busy / peak:.2f}; one after another {flops / alone / peak:.2f})')
+    rate = a.ensemble * a.ensemble_steps / together
+    print(f'the trained tier: at most {TIER_STEPS:,} steps at {rate:.1f} steps/s (this mix of families, this load) = ~{TIER_STEPS / rate / 60:.0f} min of training '
+          '(early stops shorten it; probing and the page\'s other work add to it)', flush=True)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--families', default='hebbian,decay,delta,gated-delta,softmax,gla')
@@ -115,6 +172,7 @@ def main():
     ap.add_argument('--seq-lens', default=None); ap.add_argument('--breakdown', action='store_true')
     ap.add_argument('--token-task', default='rebind'); ap.add_argument('--chunk', type=int, default=None)
     ap.add_argument('--batch', type=int, default=32); ap.add_argument('--device', default='cpu')
+    ap.add_argument('--ensemble', type=int, default=0); ap.add_argument('--ensemble-steps', type=int, default=60)
     a = ap.parse_args()
     if a.threads: torch.set_num_threads(a.threads)
     global CHUNK; CHUNK = a.chunk
@@ -123,6 +181,7 @@ def main():
     print(f'# {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
           f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={",".join(map(str, lens))}), batch {a.batch}'
           + (f', chunk {a.chunk}' if a.chunk else '') + f', load average {os.getloadavg()[0]:.2f} (1 min) at the start')
+    if a.ensemble: ensemble(a, fams); return
     summary = {}
     for T in lens:
         task = dataclasses.replace(TASKS[a.task], seq_len=T)
@@ -148,6 +207,8 @@ def main():
                       f'optimiser {x["adamw"] / res[r]:.0%} of its step (fused: {x["adamw_fused"] / res[r]:.0%})')
         summary[T] = {r: ratio[r] for r in fams}
     print(f'load average {os.getloadavg()[0]:.2f} (1 min) at the end')
+    if 40 in summary and 'delta' in summary[40]:
+        print(f"short-sequence step: delta at T = 40 {summary[40]['delta']:.2f}x the MHA model's step (target <= 1.5x)")
     if len(lens) > 1:
         print('step / MHA step: ' + '; '.join(f'{r} ' + ', '.join(f'T {T} {summary[T][r]:.2f}x' for T in lens) for r in fams))
     n_steps = PROTOCOL_STEPS.get(a.task)

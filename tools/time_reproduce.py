@@ -12,7 +12,11 @@ writes none there). Merged into `--json_path` (default nbs/reproduce_times.json,
 README's `make reproduce` time is the newest record.
 
     python tools/time_reproduce.py                 # one timed run (2 min 34 s in the first recorded run, on 2 CPU cores; the venv is most of it)
+    python tools/time_reproduce.py --tier trained  # make reproduce TIER=trained: the trained-model claims too, from an empty cache
     python tools/time_reproduce.py --show          # print the recorded runs, run nothing
+
+Each record names its tier (`tier`; records before this option ran the default tier) and the environment's
+PAVLOVATTN_TRAINED_SIZE when set (a quick check of the trained tier is not its protocol size).
 """
 import datetime, json, os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -37,9 +41,12 @@ def _load() -> float: return float(Path('/proc/loadavg').read_text().split()[0])
 
 def _fmt_s(s:float) -> str: return f'{s:.0f} s' if s < 120 else f'{int(s // 60)} min {s % 60:02.0f} s'
 
+TIERS = ('default', 'trained', 'full')   # the Makefile's TIER values
+
 def sentence(r:dict) -> str:
     "One line for a recorded run."
-    return (f"make reproduce from a fresh clone of {r['commit']} took {_fmt_s(r['seconds']['total'])}: {_fmt_s(r['seconds']['venv'])} for the venv, "
+    tier = r.get('tier', 'default'); size = f" at PAVLOVATTN_TRAINED_SIZE={r['trained_size']}" if r.get('trained_size') else ''
+    return (f"make reproduce{'' if tier == 'default' else ' TIER=' + tier}{size} from a fresh clone of {r['commit']} took {_fmt_s(r['seconds']['total'])}: {_fmt_s(r['seconds']['venv'])} for the venv, "
             f"{_fmt_s(r['seconds']['site'])} for the site, {_fmt_s(r['seconds']['claims'])} for the claims ({r['claims_line'] or 'no summary line'}); "
             f"load {r['load_start']} at the start, {r['load_end']} at the end; {r['date']}")
 
@@ -52,24 +59,24 @@ def _home(real_home:Path) -> Path:
 
 def _files(top:Path) -> set: return {str(p.relative_to(top)) for p in top.rglob('*') if p.is_file()}
 
-def run(keep:bool=False) -> dict:
-    "One timed `make reproduce` in a fresh clone of HEAD with an empty home folder; the record."
+def run(keep:bool=False, tier:str='default') -> dict:
+    "One timed `make reproduce TIER=tier` in a fresh clone of HEAD with an empty home folder; the record."
     work = Path(tempfile.mkdtemp(prefix='reproduce-clone-')); repo = work / 'repo'
     subprocess.run(['git', 'clone', '-q', str(ROOT), str(repo)], check=True)
     commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
     real_home = Path.home(); home = _home(real_home); before = _files(home)
     env = {k: v for k, v in os.environ.items() if k not in ('XDG_CACHE_HOME', 'PAVLOVATTN_CACHE', 'VIRTUAL_ENV')}
     env.update(HOME=str(home), PYENV_ROOT=os.environ.get('PYENV_ROOT') or str(real_home / '.pyenv'))   # a pyenv python keeps working
-    print(f'time_reproduce: make reproduce in a fresh clone of {commit} ({repo}), home {home}', file=sys.stderr, flush=True)
+    print(f'time_reproduce: make reproduce TIER={tier} in a fresh clone of {commit} ({repo}), home {home}', file=sys.stderr, flush=True)
     load0, t0, lines = _load(), time.perf_counter(), []
-    p = subprocess.Popen(['nice', '-n', '5', 'make', 'reproduce'], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
+    p = subprocess.Popen(['nice', '-n', '5', 'make', 'reproduce', f'TIER={tier}'], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
     for line in p.stdout:
         for part in line.rstrip('\n').split('\r'):                             # a progress bar's redraws are lines too
             if part.strip(): lines.append((time.perf_counter() - t0, part))
     rc = p.wait(); lines.append((time.perf_counter() - t0, f'(exit status {rc})'))
     status = subprocess.run(['git', 'status', '--porcelain'], cwd=repo, capture_output=True, text=True, check=True).stdout.splitlines()
     wrote = sorted(f for f in _files(home) - before if not f.startswith(('.cache/pip/', '.npm/')))
-    rec = dict(commit=commit, date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'), exit_status=rc,
+    rec = dict(commit=commit, tier=tier, trained_size=os.environ.get('PAVLOVATTN_TRAINED_SIZE') or None, cores=len(os.sched_getaffinity(0)), date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'), exit_status=rc,
                seconds=stages(lines), load_start=round(load0, 2), load_end=round(_load(), 2),
                claims_line=next((l for _, l in reversed(lines) if SUMMARY.match(l)), None),
                report_written=(repo / 'reproduce-report.json').is_file(), site_written=(repo / '_docs' / 'index.html').is_file(),
@@ -81,7 +88,8 @@ def run(keep:bool=False) -> dict:
 @call_parse
 def main(json_path:str='nbs/reproduce_times.json', # where the record is appended (atomically)
          show:store_true=False,                    # print the recorded runs and run nothing
-         keep:store_true=False):                   # keep the clone and the home folder (their paths are printed)
+         keep:store_true=False,                    # keep the clone and the home folder (their paths are printed)
+         tier:str='default'):                      # the Makefile's TIER: default, trained (the trained-model claims too) or full
     "Time `make reproduce` from a fresh clone with an empty home folder and record it."
     path = Path(json_path) if Path(json_path).is_absolute() else ROOT / json_path
     try: runs = json.loads(path.read_text())['runs'] if path.exists() else []
@@ -89,8 +97,9 @@ def main(json_path:str='nbs/reproduce_times.json', # where the record is appende
     if show:
         for r in runs: print(sentence(r))
         return
+    if tier not in TIERS: print(f"time_reproduce: --tier must be one of {', '.join(TIERS)}; got {tier!r}", file=sys.stderr); sys.exit(2)
     if not shutil.which('make') or not shutil.which('git'): print('time_reproduce: needs make and git on PATH', file=sys.stderr); sys.exit(2)
-    rec = run(keep)
+    rec = run(keep, tier)
     from pavlovattn.base.cache import atomic_write                                  # the package's one atomic writer
     atomic_write(path, json.dumps(dict(runs=runs + [rec]), indent=1, ensure_ascii=False) + '\n')
     print(sentence(rec))
