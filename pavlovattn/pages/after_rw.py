@@ -11,7 +11,7 @@ from ..model.families import Family, family, _dot, _outer
 from ..model.classical import MACKINTOSH, PKH, KALMAN, KALMAN_CCNLAB, OJA, BCM, DIVISIVE, NEUROMODULATED, TITANS, mackintosh, kalman, titans
 from ..design.phenomena import direction
 from .beyond import PHENOMENA, probe_means
-from ..base.registry import claim, not_covered, Verdict
+from ..base.registry import claim, Verdict
 
 # %% auto #0
 __all__ = ['FAILURES', 'PROTOCOL', 'mesa_readout', 'per_channel_delta', 'failure_table', 'beyond_rw_table']
@@ -103,9 +103,3 @@ def _claim_failures(full=False, device='cpu'):
     got = {n: sorted(ft[(ft.failure == n) & ft.as_animals].family) for n in FAILURES}
     want = {'latent-inhibition': ['kalman', 'pkh'], 'backward-blocking': ['kalman'], 'recovery-from-overshadowing': ['kalman'], 'sensory-preconditioning': []}
     return Verdict('; '.join(f"{n}: {', '.join(v) or 'none'}" for n, v in got.items()), got == want, dict(families=got))
-
-_enhance = not_covered('classical-rules-enhance-transformers', "biologically plausible and classical learning rules (Mackintosh, Pearce-Hall, "
-            "Kalman; Oja, BCM, divisive normalisation, neuromodulated rates) could enhance transformer architectures (the paper's third contribution)",
-            source='Qiao, arXiv 2508.08289 (v1 abstract)',
-            why="no rule of this page or of the classical families page is trained in the package's models or on MQAR at DeltaNet's "
-                "budget over seeds (they have no fast form: the reference loop only)")

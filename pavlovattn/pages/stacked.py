@@ -12,7 +12,7 @@ from ..model.core import recur, probe_readouts
 from ..model.families import Family, family
 from ..design.designs import probe_rule, probe_read, simulate, COMPOSITES, PartialWarning
 from ..design.phenomena import Phenomenon, register
-from ..base.registry import claim, Verdict, Paper, not_covered
+from ..base.registry import claim, Verdict, Paper
 from ..base.sweep import kind
 from .acquisition import phase_curve
 
@@ -322,8 +322,3 @@ def _claim_preconditioning(full=False, device='cpu'):
     ok = all(e > THRESHOLD for e in chain.values()) and all(abs(e) <= TOL for e in boot.values())
     return Verdict(f"chain: {sum(e > THRESHOLD for e in chain.values())}/{len(chain)} show it (smallest {min(chain.values()):.4f}); "
                    f"bootstrap: largest |effect| {max(map(abs, boot.values())):.1e}", ok, dict(effects=eff))
-
-_TRAINED = not_covered('stacked-trained-second-order', "the package's trained models of two or more layers show second-order conditioning and serial "
-            "sensory preconditioning against length-matched controls (paper Figure 2 in trained models)", 'paper Figure 2',
-            'no trained models are cached on this machine and training them (the trained tier) takes over an hour on its CPU; '
-            'the probes (the trained-probes page) have no serial A>B designs yet')
