@@ -4,12 +4,12 @@
 
 # %% ../../nbs/10_cli.ipynb #c3711da1
 from __future__ import annotations
-import argparse, importlib, io, json, math, os, re, sys, warnings
+import argparse, contextlib, importlib, io, json, math, os, re, sys, warnings
 from .. import __version__
 
 # %% auto #0
-__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'TRAINED_COST', 'CEILINGS', 'MAX_BATTERY_SUBJECTS', 'MAX_PROBE_N', 'UsageError',
-           'subcommand', 'main']
+__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'LONG_RUN_S', 'SAY_FROM_S', 'TRAINED_COST', 'CEILINGS', 'MAX_BATTERY_SUBJECTS',
+           'MAX_PROBE_N', 'UsageError', 'subcommand', 'main']
 
 # %% ../../nbs/10_cli.ipynb #55e9a38a
 class UsageError(Exception):
@@ -115,6 +115,8 @@ def _run_args(p):
                    "(the delta rule; memory: cues x outcomes, whatever the number of events) and print the outcomes x cues weights; "
                    "alpha per cue = --salience (default 1), betas = --beta and --beta-minus, lambda = --lam (pyndl's alpha a and beta b: --beta a*b)")
     p.add_argument('--results-file', default=None, metavar='PATH', help='also write the results as a table to PATH (.csv, or .parquet with pyarrow), written atomically')
+    p.add_argument('--quiet', action='store_true', help='no time estimate and no progress bar on stderr (a run estimated over 10 s shows both)')
+    p.add_argument('--no-ceiling', action='store_true', help='run even where the run is estimated to take more than an hour (the estimate is timed on the spot)')
     p.add_argument('--results-layout', default='tidy', metavar='LAYOUT', help="with --results-file: tidy (group, phase, trial, trial type, cue, statistic, value) or calmr (calmr's associations table) (default tidy)")
 
 # %% ../../nbs/10_cli.ipynb #d01b4f1e
@@ -227,6 +229,25 @@ def _check_run_args(a) -> dict|None:
     if ext not in ('.csv', '.parquet'): raise UsageError(f'pavlovattn run: cannot write {ext or "a file without extension"}: use .csv or .parquet')
     return sal
 
+# %% ../../nbs/10_cli.ipynb #ff117f23
+LONG_RUN_S, SAY_FROM_S = 3600, 10   # run: refused above an hour's estimate (without --no-ceiling); above 10 s, the estimate and a progress bar on stderr
+
+def _duration(s:float) -> str: return f'{s:.1f} s' if s < 10 else _minutes(s) if s < 5400 else f'{s / 3600:.1f} h'
+
+@contextlib.contextmanager
+def _timed_run(a, design, kw:dict, cmd:str):
+    "Time a run before it starts (`designs.time_estimate`, timed on the spot, where it has 2^20 subject-trials or more): refuse one over `LONG_RUN_S` without --no-ceiling, in one line; over `SAY_FROM_S` say the estimate and show a progress bar with its ETA on stderr (not under --quiet). Yields `simulate`'s progress callback (None: no bar)."
+    if kw['subjects'] * sum(g.n for g in design.groups) < 2**20: yield None; return
+    est = _mod('design.designs').time_estimate(design, **kw)
+    say = f"about {_duration(est['seconds'])} on this machine ({est['subject_trials']:.3g} subject-trials at {est['rate']:.3g} a second, timed on the spot)"
+    if est['seconds'] > LONG_RUN_S and not a.no_ceiling:
+        raise UsageError(f'{cmd}: this run would take {say}; give --no-ceiling to run it anyway, or use fewer subjects or trials')
+    if a.quiet or est['seconds'] < SAY_FROM_S: yield None; return
+    print(f'{cmd}: {say}', file=sys.stderr, flush=True)
+    from tqdm.auto import tqdm
+    with tqdm(total=est['subject_trials'], file=sys.stderr, unit=' subject-trials', unit_scale=True, leave=False, dynamic_ncols=True) as bar:
+        yield lambda n: bar.update(n - bar.n)
+
 # %% ../../nbs/10_cli.ipynb #5c981ddb
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
 def _run(a) -> int:
@@ -265,11 +286,12 @@ def _run(a) -> int:
         if a.format == 'csv': _check_table_size(design)
         if a.results_file is not None: _check_table_size(design, 'the --results-file table of this run')
         beta = a.beta if a.beta_minus is None else {'+': a.beta, '-': a.beta_minus}
-        with warnings.catch_warnings(record=True) as caught:
+        kw = dict(rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
+                  salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(_mod('torch'), a.dtype),
+                  device=a.device, tau=a.tau, **({'omega': a.omega} if a.omega is not None else {}), **({'associations': a.associations} if a.associations is not None else {}), **({'per_subject': True} if a.results_layout == 'calmr' else {}))
+        with warnings.catch_warnings(record=True) as caught, _timed_run(a, design, kw, 'pavlovattn run') as tick:
             warnings.simplefilter('always', RuntimeWarning)
-            res = dz.simulate(design, rule=a.rule, beta=beta, miniblocks=a.miniblocks, dialect=dialect, allow_unstable=a.allow_unstable, gamma=a.gamma, lam=a.lam, keys=a.keys, dk=a.dk, overlap=a.overlap,
-                           salience=sal, normalize=a.normalize, subjects=a.subjects, seed=a.seed, dtype=getattr(_mod('torch'), a.dtype),
-                           device=a.device, tau=a.tau, **({'omega': a.omega} if a.omega is not None else {}), **({'associations': a.associations} if a.associations is not None else {}), **({'per_subject': True} if a.results_layout == 'calmr' else {}))
+            res = dz.simulate(design, progress=tick, **kw)
         if a.results_file is not None:
             try: _mod('apps.interop').write_results(res, a.results_file, layout=a.results_layout)
             except OSError as e: raise UsageError(f'pavlovattn run: cannot write --results-file {a.results_file}: {e.strerror or e}')
