@@ -1,7 +1,7 @@
 """What a reader of the command line's output gets (issue 51): `reproduce --only` repeated or written with commas, the table
 at the terminal's width, provenance in every report file (`reproduce --json`, `run --results-file`, a sweep table), a
 compound probe as a row of its own in `run --format csv`, a probe of a cue never trained saying so. Each test fails on the
-code before the issue (about 10 s in all)."""
+code before the issue (about 10 s in all; the probe-model one, a fresh process importing transformers, under --slow)."""
 import contextlib, io, json, subprocess, sys
 from pathlib import Path
 import pandas as pd
@@ -70,3 +70,13 @@ def test_compound_probe_is_a_csv_row_and_an_untrained_cue_says_so():
     probes = json.loads(out)['groups']
     assert [x.get('never_trained') for x in probes['g']['probes']] == [['B'], ['B']]
     assert 'never_trained' not in probes['h']['probes'][0]
+
+@pytest.mark.slow                                                         # a fresh process importing transformers: 10-40 s
+def test_probe_model_prints_no_kernel_fallback_warning():
+    "transformers said on every run that `causal_conv1d_fn` falls back to its PyTorch reference; the model's loader silences that note (a fresh process: the warning is once per process)."
+    pytest.importorskip('transformers')
+    code = ("import torch; from pavlovattn.apps.pretrained import load_model, read_layers\n"
+            "m, tok = load_model('tiny:qwen3_next'); read_layers(m, torch.tensor([[1, 2, 3]]))")
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, env={**__import__('os').environ, 'HF_HUB_OFFLINE': '1'})
+    assert r.returncode == 0, r.stderr[-500:]
+    assert 'falling back' not in r.stderr, r.stderr

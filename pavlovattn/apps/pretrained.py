@@ -448,6 +448,8 @@ def load_model(name:str, device='cpu', dtype:str='float32'):
     "(model, tokenizer) from a local directory or the local Hugging Face cache, never from the network; a missing model raises FileNotFoundError saying how to get it."
     try: import transformers
     except ImportError: raise ImportError('probe-model needs transformers: pip install "pavlovattn[hf]"') from None
+    import logging                      # transformers' note that a kernel (causal_conv1d, fla) runs on its PyTorch reference, printed on every
+    logging.getLogger('transformers.integrations.hub_kernels').setLevel(logging.ERROR)   # run: the outputs are the same (the exactness line checks them)
     try: import fla.models   # registers fla's model types with transformers' Auto classes, where fla is installed
     except Exception: pass
     if name.startswith('tiny:'):
