@@ -8,28 +8,30 @@ import math
 from dataclasses import replace
 import torch
 from .models import TrainConfig, get_model, lr_sweep
-from .probes import compile_design, probe_scores, seed_stats, holm, t_cdf, trained_size, DEFAULT, FULL, TESTED, PROBE_LEN, SIZES
+from .probes import compile_design, probe_scores, seed_stats, holm, t_cdf, trained_size, DEFAULT, FULL, TESTED, PROBE_LEN
 from ..base.registry import claim, claim_progress, Verdict
 
 # %% auto #0
-__all__ = ['STACK_DESIGNS', 'STACK_SIZES', 'ENHANCE_RULES', 'ENHANCE_TASKS', 'ENHANCE_MARGIN', 'ENHANCE_SIZES', 'trained_models',
-           'stack_effects', 'stack_verdict', 'rule_metrics', 'enhance_verdict']
+__all__ = ['STACK_DESIGNS', 'STACK_SIZES', 'QUICK_LABEL', 'ENHANCE_RULES', 'ENHANCE_TASKS', 'ENHANCE_MARGIN', 'ENHANCE_SIZES',
+           'trained_models', 'stack_effects', 'stack_verdict', 'rule_metrics', 'enhance_verdict']
 
 # %% ../../nbs/13a_trained_rules.ipynb #dbdbc33b
-_PAIRS = ' | '.join(['1A | 1B'] * 10)           # A immediately before B, ten times
-STACK_DESIGNS = {'second-order': f'x: 10B+ | {_PAIRS} | #A ; control: 10B+ | 10A | 10B | #A',
-                 'preconditioning': f'x: {_PAIRS} | 10B+ | #A ; control: 10A | 10B | 10B+ | #A'}
+_PAIRS = ' | '.join(['1A- | 1B-'] * 10)         # A immediately before B, ten times, no outcome
+STACK_DESIGNS = {'second-order': f'x: 10B+ | {_PAIRS} | #A ; control: 10B+ | 10A- | 10B- | #A',
+                 'preconditioning': f'x: {_PAIRS} | 10B+ | #A ; control: 10A- | 10B- | 10B+ | #A'}
 
 # %% ../../nbs/13a_trained_rules.ipynb #a0164519
 STACK_SIZES = {'protocol': dict(families=TESTED, seeds=DEFAULT['seeds'], n=DEFAULT['n'], train=DEFAULT['train'], sweep=DEFAULT['sweep']),
                'full': dict(families=FULL['families'], seeds=FULL['seeds'], n=FULL['n'], train=FULL['train'], sweep=FULL['sweep']),
-               'quick': dict(families=('hebbian', 'delta'), seeds=(0, 1), n=32, train=dict(steps=10, target=0.95, d_model=16, lr=1e-2), sweep=None)}
+               'quick': dict(families=('hebbian', 'delta'), seeds=(0, 1), n=16, train=dict(steps=2, batch=4, eval_every=2, eval_batch=8, target=0.95, d_model=16, lr=1e-2), sweep=None)}
 
 def _size(full:bool) -> str: return 'full' if full else trained_size()
 
+QUICK_LABEL = 'quick check, not the protocol: 2 seeds, d_model 16, 2 training steps'
+
 def _sized(v:Verdict, size:str) -> Verdict:
     "A verdict with the size it ran at (in its data, and in front of its line when not the protocol's)."
-    return Verdict(v.measured if size != 'quick' else f"[{SIZES['quick']}] {v.measured}", v.passed, dict(v.data or {}, size=size))
+    return Verdict(v.measured if size != 'quick' else f"[{QUICK_LABEL}] {v.measured}", v.passed, dict(v.data or {}, size=size))
 
 # %% ../../nbs/13a_trained_rules.ipynb #8d74a677
 def trained_models(rule:str, s:dict, device='cpu', progress:bool=False) -> list:
@@ -85,7 +87,7 @@ ENHANCE_TASKS = ('vector', 'mqar')
 ENHANCE_MARGIN = 0.02
 _BUDGET = dict(steps=60, batch=16, d_model=32, warmup=10, eval_every=60, eval_batch=128, target=2.0)   # target 2: no early stop
 ENHANCE_SIZES = {'protocol': dict(seeds=(0, 1, 2), train=_BUDGET, sweep=dict(lrs=(3e-3, 1e-2), steps=20)),
-                 'quick': dict(seeds=(0, 1), train=dict(_BUDGET, steps=4, batch=8, d_model=16, warmup=2, eval_every=4, eval_batch=16, lr=1e-2), sweep=None)}
+                 'quick': dict(seeds=(0, 1), train=dict(_BUDGET, steps=2, batch=4, d_model=16, warmup=2, eval_every=2, eval_batch=8, lr=1e-2), sweep=None)}
 
 # %% ../../nbs/13a_trained_rules.ipynb #28786723
 def rule_metrics(rule:str, task:str, s:dict, device='cpu', progress:bool=False) -> list:
