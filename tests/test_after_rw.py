@@ -62,3 +62,13 @@ def test_beyond_rw_table_names_families_and_their_attention_rules():
     assert list(t.index) == list(FAILURES) and t.loc['latent-inhibition', 'families'] == 'kalman, pkh'
     assert t.loc['backward-blocking', 'attention'] == 'kalman: uncertainty-scaled regression (Mesa layer; Gated KalmaNet)'
     assert t.loc['sensory-preconditioning', 'families'] == 'none' and t.loc['sensory-preconditioning', 'opposite_sign'] == 'kalman'
+
+@pytest.mark.slow
+def test_classical_families_held_out_on_the_animal_data():
+    "The after-RW page's slow cell (about 3 min): leave one experiment out on CCNLab's 32 experiments with the animal page's grid; every family on the same experiments, and the four intervals of mean r overlap (as the page says)."
+    from pavlovattn.apps import animal
+    top = animal.compile_batch(animal.select())
+    held = {f: animal.cross_validate(f, batch=top, grid=animal.cv_grid(f, top)) for f in ('delta', 'kalman', 'pkh', 'mackintosh')}
+    S = animal.summarize(held)
+    assert S['r n'].nunique() == 1 and len(top.exps) == 32
+    assert S['r lo'].max() < S['r hi'].min()
