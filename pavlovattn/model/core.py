@@ -162,6 +162,13 @@ def _softmax_probes(mem, P, T, tau, sink):
     den = sink * torch.exp(-m) + torch.cumsum(e, 1)
     return (num / den[..., None])[:, -T:] if T else num[:, :0]
 
+def _promoted(*xs) -> tuple:
+    "The floating tensors among `xs` in the widest of their dtypes (`torch.promote_types`), the rest as given: mixed inputs never compute in the narrower dtype."
+    fl = [x.dtype for x in xs if torch.is_tensor(x) and x.is_floating_point()]
+    dt = fl[0] if fl else None
+    for d in fl[1:]: dt = torch.promote_types(dt, d)
+    return tuple(x.to(dt) if torch.is_tensor(x) and x.is_floating_point() else x for x in xs)
+
 def _tensor(x, name, like=None):
     "`x` as a floating-point tensor (array-likes converted); integer, bool and complex inputs refused with what is expected."
     if x is None: return None
@@ -210,7 +217,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           algorithm:str='auto',      # 'reference' (the plain loop), 'sequential' (the tuned loop), 'chunked', 'kernel' (fla, CUDA, reads='out') or 'auto' (`choose_algorithm`)
           chunk:int=64,              # steps per chunk of the chunked form
          ) -> Trace:
-    "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state."
+    "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state. Keys, values, queries and write keys of different floating dtypes are computed in the widest of them (float32 keys with float64 values give float64, never a float32 answer)."
     return _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, None, reads, check, index, kw, algorithm, chunk)
 
 # %% ../../nbs/00_core.ipynb #719d75ed
@@ -228,6 +235,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     tau, sink = (1.0 if tau is None else float(tau)), (1.0 if sink is None else float(sink))
     if 'tau' in fam.params and check and not (tau > 0 and sink > 0):
         raise ValueError(f"softmax needs tau > 0 and sink > 0 (the sink is the weight of the empty memory); got tau={tau:g}, sink={sink:g}")
+    k, v, q, kw = _promoted(k, v, q, kw)
     if index is not None:
         return _indexed(k, v, q, fam, beta, gamma, S0, tau, sink, probes, reads, check, index, kw, algorithm, chunk)
     k = _tensor(k, 'k'); v = _tensor(v, 'v'); q = _tensor(q, 'q'); kw = _tensor(kw, 'kw')
