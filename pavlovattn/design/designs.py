@@ -18,11 +18,11 @@ from .orders import SAMPLINGS, RNGS, trial_orders, _orders, _torch_orders, _run_
 from .results import Result, plot_compare
 
 # %% auto #0
-__all__ = ['KEY_CODINGS', 'WINDOW_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'CALIBRATION_STEPS', 'COMPOSITES',
+__all__ = ['KEY_CODINGS', 'WINDOW_BYTES', 'MAX_SUBJECT_TRIALS', 'ASSOCIATIONS', 'COMPOSITES', 'CALIBRATION_STEPS',
            'CALMR_DEFAULTS', 'cue_keys', 'probe_rule', 'probe_read', 'Inputs', 'compile_group', 'written_order',
-           'design_rules', 'expected_absent', 'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate',
-           'time_estimate', 'composite', 'compare', 'calmr_parameters', 'refuse_unmodelled', 'design_blocks',
-           'closed_form', 'rw_reference_error', 'explore', 'SizeError']
+           'design_rules', 'expected_absent', 'vhw_keys', 'memory_estimate', 'PartialWarning', 'simulate', 'composite',
+           'compare', 'time_estimate', 'calmr_parameters', 'refuse_unmodelled', 'design_blocks', 'closed_form',
+           'rw_reference_error', 'explore', 'SizeError']
 
 # %% ../../nbs/01_designs.ipynb #c05be657
 KEY_CODINGS = ('onehot', 'random')
@@ -293,7 +293,7 @@ WINDOW_BYTES = 2**26   # the compiled kernel's per-step sums of one window of st
 def _window(S:int, T:int, CH:int) -> int:
     "Steps per window of the compiled kernel for `S` subjects and `CH` read-out columns: its per-step sums (a sum and a sum of squares per range of subjects, `kernels.RANGES`; the mean, the sd and their copies) within `WINDOW_BYTES`."
     R = min(S, importlib.import_module('pavlovattn.model.kernels').RANGES)
-    return max(1, min(T, WINDOW_BYTES // (8 * CH * (2 * R + 8))))
+    return max(1, min(T, WINDOW_BYTES // (8 * max(CH, 1) * (2 * R + 8))))
 
 def _block_windows(K, v, Kc, W:int, kw:dict, tick=None) -> dict:
     "`_block`'s summary on the compiled kernel, `W` steps at a time, each window starting from the state the last one left: the same read-outs (each step's mean and sd are its own), memory `W` steps of sums, not `T`. `tick(n)`: subject-trials done so far."
@@ -533,7 +533,7 @@ def simulate(design,                  # a design string or a parsed `Design`
 def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, normalize, subjects, seed, dtype, device, tau,
               miniblocks, dialect, per_subject, algorithm, allow_unstable, sampling, rng, omega, orders, associations, progress=None) -> SimpleNamespace:
     "`simulate`'s arguments checked, in the order it has always checked them (the design and its options, the family's own parameters, the values per US, then the device and the run's size), and made canonical: the run. A stack (`composite`) is checked by `_stack_checks` and compiled with plain rows."
-    st = composite(rule)
+    _no_strings(beta=beta, gamma=gamma, lam=lam, tau=tau, overlap=overlap, omega=omega); st = composite(rule)
     if st is not None: rule = _stack_checks(st, design, dialect, gamma, omega, algorithm, associations)
     if not isinstance(rule, str) or rule.endswith('.py') or ':' in rule: rule = family(rule).name   # a `Family`, or a file or module defining one (a name is checked below, in the designs' order)
     d = parse_design(design, dialect)
@@ -558,6 +558,13 @@ def _validate(design, rule, beta, gamma, lam, keys, dk, overlap, salience, norma
                            progress=progress, done=0)
 
 # %% ../../nbs/01_designs.ipynb #15849d6f
+def _no_strings(**given):
+    "Refuse a string where a number is wanted (`beta='0.1'`: `float` would read it silently), in one line naming the parameter; numbers per US or per sign ({'+': ..., '-': ...}) too."
+    for name, x in given.items():
+        for y in (x.values() if isinstance(x, dict) else (x,)):
+            for z in (y.values() if isinstance(y, dict) else (y,)):
+                if isinstance(z, (str, bytes)): raise ValueError(f'{name} must be a number; got {z!r} (a string)')
+
 def _family_values(fam, gamma, omega) -> tuple:
     "(gamma, omega) of a run of family `fam`: its default where not given; a γ (≠ 1) or ω it lacks refused, naming the families that have one; γ in [0, 1], ω >= 0."
     if 'gamma' not in fam.params and gamma is not None and gamma != 1:              # a γ that would do nothing is refused
@@ -678,39 +685,6 @@ def _one_block(run, g, inp, lut, Kc, o, tick=None) -> dict:
     if run.stack is not None: return _block_stack(run.stack, o, inp, Kc, run.per_subject, _first_steps(g))
     return _block(run.fam, _relabel(o, lut), inp, Kc, run.tau, run.per_subject, run.algorithm, run.omega, tick)
 
-# %% ../../nbs/01_designs.ipynb #1fb34250
-CALIBRATION_STEPS = 2**16   # subject-trials a calibration times per group (at least 16 steps), then four times as many: milliseconds on the compiled kernel
-
-def _timed(f) -> float:
-    "Seconds `f()` takes."
-    t = time.perf_counter(); f(); return time.perf_counter() - t
-
-def time_estimate(design,         # a design string or `Design`
-                  subjects:int=1,  # simulated subjects per group
-                  **kw,            # every other keyword of `simulate` (rule, beta, dtype, algorithm, ...)
-                 ) -> dict:        # {'seconds', 'rate' (subject-trials a second), 'subject_trials', 'calibration' (subject-trials timed)}
-    "Wall time of `simulate(design, subjects=subjects, **kw)` on this machine, estimated from a calibration run on the spot: per group, a block of subjects as wide as the run's first block (at most 8,192) through the first n and 4n steps of the same compiled rows, family and algorithm (the difference: the cost of a step; the rest: a block's overhead), and the drawing of their orders, timed and scaled to every subject, trial and block."
-    a = inspect.signature(simulate).bind(design, subjects=subjects, **kw); a.apply_defaults()
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')                        # what the run has to say, it says itself
-        run = _validate(**a.arguments); Kc, groups = _compile(run)
-    params, comp = _params(run, Kc.shape[1]), run.stack is None and _compiled(run.rule, run.dtype, run.device, run.algorithm)
-    if comp: _load_kernel()                                    # loaded once per process: not the run's time
-    secs = timed = 0.0
-    with _run_threads(run):
-        for g, (inp, lut) in zip(run.d.groups, groups):
-            inp, lut = _prepared(run, inp, lut)
-            blocks = _group_blocks(run, g, inp, Kc, comp); s = min(8192, blocks[0][1]); n = min(g.n, max(16, CALIBRATION_STEPS // s))
-            t0 = time.perf_counter(); drawn = _drawn(run, s)
-            o = drawn[g.name] if g.name in drawn else _run_orders(run.d, g, params, 0, s)
-            secs += (time.perf_counter() - t0) * run.subjects / s
-            _one_block(run, g, inp, lut, Kc, o[:, :min(n, 16)])         # first call: warms what a run warms once
-            (n1, t1), (n2, t2) = [(m, _timed(lambda: _one_block(run, g, inp, lut, Kc, o[:, :m]))) for m in (n, min(g.n, 4 * n))]
-            step = (t2 - t1) / (n2 - n1) if n2 > n1 and t2 > t1 else t2 / n2          # seconds per step of s subjects, and a block's own overhead
-            secs += len(blocks) * max(0.0, t1 - step * n1) + step * g.n * run.subjects / s; timed += s * (n1 + n2)
-    total = run.subjects * sum(g.n for g in run.d.groups)
-    return dict(seconds=secs, rate=total / secs if secs > 0 else math.inf, subject_trials=total, calibration=int(timed))
-
 # %% ../../nbs/01_designs.ipynb #f990b40f
 COMPOSITES: dict = {}   # {prefix: parser}: spec strings of composites of families (e.g. 'stack:delta>delta:chain'), filled by the page that defines them
 _PLAIN = 'hebbian'      # a composite's rows are compiled with a plain family's keys (no probe read as a query, no rate bound): each layer applies the probe rule itself
@@ -769,12 +743,50 @@ def _notes(d, assoc, stack=None) -> tuple:
 
 def compare(design,            # a design string or `Design`
             rules=RULES,       # families to run
+            progress=None,     # called with the subject-trials done so far over every family (each `simulate`'s, added up)
             **kw,              # passed to `simulate` (beta, gamma, keys, subjects, ...)
            ) -> dict:          # {rule: Result}
     "Simulate the same design under several families or stacks (`gamma` goes to the families that have one; a stack is keyed by its name)."
     d, fams, st = parse_design(design, kw.get('dialect', 'native')), _families(), lambda r: composite(r)
-    return {r if st(r) is None else st(r).name: simulate(d, rule=r, **{k: x for k, x in kw.items() if k != 'gamma' or (st(r) is None and (r not in fams or 'gamma' in fams[r].params))})
-            for r in rules}
+    out, base = {}, 0
+    for r in rules:
+        res = simulate(d, rule=r, progress=None if progress is None else lambda n, b=base: progress(b + n),
+                       **{k: x for k, x in kw.items() if k != 'gamma' or (st(r) is None and (r not in fams or 'gamma' in fams[r].params))})
+        out[r if st(r) is None else st(r).name] = res; base += res.params['subjects'] * sum(g.n for g in d.groups)
+    return out
+
+# %% ../../nbs/01_designs.ipynb #1fb34250
+CALIBRATION_STEPS = 2**16   # subject-trials a calibration times per group (at least 16 steps), then four times as many: milliseconds on the compiled kernel
+
+def _timed(f) -> float:
+    "Seconds `f()` takes."
+    t = time.perf_counter(); f(); return time.perf_counter() - t
+
+def time_estimate(design,         # a design string or `Design`
+                  subjects:int=1,  # simulated subjects per group
+                  **kw,            # every other keyword of `simulate` (rule, beta, dtype, algorithm, ...)
+                 ) -> dict:        # {'seconds', 'rate' (subject-trials a second), 'subject_trials', 'calibration' (subject-trials timed)}
+    "Wall time of `simulate(design, subjects=subjects, **kw)` on this machine, estimated from a calibration run on the spot: per group, a block of subjects as wide as the run's first block (at most 8,192) through the first n and 4n steps of the same compiled rows, family and algorithm (the difference: the cost of a step; the rest: a block's overhead), and the drawing of their orders, timed and scaled to every subject, trial and block."
+    a = inspect.signature(simulate).bind(design, subjects=subjects, **kw); a.apply_defaults()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')                        # what the run has to say, it says itself
+        run = _validate(**a.arguments); Kc, groups = _compile(run)
+    params, comp = _params(run, Kc.shape[1]), run.stack is None and _compiled(run.rule, run.dtype, run.device, run.algorithm)
+    if comp: _load_kernel()                                    # loaded once per process: not the run's time
+    secs = timed = 0.0
+    with _run_threads(run):
+        for g, (inp, lut) in zip(run.d.groups, groups):
+            inp, lut = _prepared(run, inp, lut)
+            blocks = _group_blocks(run, g, inp, Kc, comp); s = min(8192, blocks[0][1]); n = min(g.n, max(16, CALIBRATION_STEPS // s))
+            t0 = time.perf_counter(); drawn = _drawn(run, s)
+            o = drawn[g.name] if g.name in drawn else _run_orders(run.d, g, params, 0, s)
+            secs += (time.perf_counter() - t0) * run.subjects / s
+            _one_block(run, g, inp, lut, Kc, o[:, :min(n, 16)])         # first call: warms what a run warms once
+            (n1, t1), (n2, t2) = [(m, _timed(lambda: _one_block(run, g, inp, lut, Kc, o[:, :m]))) for m in (n, min(g.n, 4 * n))]
+            step = (t2 - t1) / (n2 - n1) if n2 > n1 and t2 > t1 else t2 / n2          # seconds per step of s subjects, and a block's own overhead
+            secs += len(blocks) * max(0.0, t1 - step * n1) + step * g.n * run.subjects / s; timed += s * (n1 + n2)
+    total = run.subjects * sum(g.n for g in run.d.groups)
+    return dict(seconds=secs, rate=total / secs if secs > 0 else math.inf, subject_trials=total, calibration=int(timed))
 
 # %% ../../nbs/01_designs.ipynb #ca1d0001
 CALMR_DEFAULTS = dict(alphas=0.4, betas_on=0.4, betas_off=0.4, lambdas=1.0)   # calmr's get_parameters() defaults for RW1972
