@@ -411,6 +411,7 @@ def get_models(cfgs,                    # `TrainConfig`s (repeats are trained on
     if not load:
         for c in todo:
             if c not in fresh: get_model(c, device, retrain, progress)
+        if progress and fresh: note(f'pavlovattn: {len(fresh)} of {len(uniq)} models trained at once ({n} worker processes), the rest from the cache')
         return None
     got = {}
     for c in uniq:
