@@ -6,38 +6,48 @@ BIN := $(VENV)/bin
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test venv export clean-nbs docs docs-prereqs serve site-check chromium katex bench gpu-check gpu-wheels help
+.PHONY: reproduce test venv venv-test export clean-nbs docs docs-prereqs serve site-check chromium katex bench gpu-check gpu-wheels help
 
 help:
-	@echo "make reproduce   venv + the website in _docs/ + every claim that trains no model (reproduce-report.json); TIER=trained or TIER=full for more"
-	@echo "make test        venv + notebook tests + pytest + sync check + website in headless Chromium"
+	@echo "make reproduce   venv (.[docs]) + the website in _docs/ + every claim that trains no model (reproduce-report.json); TIER=trained or TIER=full for more"
+	@echo "make test        venv (.[docs,test,interop]) + notebook tests + pytest + sync check + website in headless Chromium"
 	@echo "make docs        build the website into _docs/ (real quarto if on PATH, else the offline fallback, which needs npm once)"
 	@echo "make serve       serve _docs/ on http://localhost:8000/ (search works there, not from file://)"
 	@echo "make bench       speed benchmarks (ratios against baselines, one run)"
 	@echo "make gpu-wheels  fetch (here) the wheels gpu-check installs offline on a lent GPU machine, into .whl/"
 	@echo "make gpu-check   the short check run there: the image's python3 plus the carried .whl/ (no venv, no registry)"
 
-venv: $(VENV)/.installed
-# torch first, from PyTorch's CPU wheel index when it answers within a few seconds: a plain `pip install torch` on Linux
-# resolves the CUDA build and pulls several GB of NVIDIA wheels. Where that index is unreachable (no network, a proxy, a
-# local wheel folder in pip's config), the plain package, with one line saying so. pip prints what it fetches as it goes.
+# What each command installs (settings.ini's extras, which setup.py reads): `make reproduce`, `make docs` and `make bench`
+# the package with its runtime and the docs toolchain (.[docs]); `make test` also the test and interop extras
+# (.[docs,test,interop]). Triton and flash-linear-attention (the fla extra, ~1 GB) are never installed here: where they are
+# wanted, `.venv/bin/pip install -e ".[fla]"`. Each step says what it installs and how long it took the last time (on this
+# machine, else as nbs/install_times.json measured it); pip's output goes to .venv/pip.log, named in one line if pip fails.
+# torch comes first, from PyTorch's CPU wheel index when it answers within a few seconds: a plain `pip install torch` on
+# Linux resolves the CUDA build and pulls several GB of NVIDIA wheels. Where that index is unreachable (no network, a
+# proxy, a local wheel folder in pip's config), the plain package, with one line saying so.
 TORCH := torch==2.13.0
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
-PIP_SHOWN = 2>&1 | { grep --line-buffered -v '^Requirement already satisfied' || true; }
-$(VENV)/.installed: settings.ini setup.py
+PIP_LOG := $(VENV)/pip.log
+TEST_EXTRAS := docs,test,interop
+
+venv: $(VENV)/.installed-docs
+venv-test: $(VENV)/.installed-$(TEST_EXTRAS)
+$(VENV)/.installed-%: settings.ini setup.py
 	@test -d $(VENV) || { echo "== venv: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV); }
-	@set -o pipefail; if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" 2>/dev/null; then \
-	  echo "== venv: installing $(TORCH) (CPU build) from $(TORCH_CPU_INDEX)"; \
-	  $(BIN)/pip install --progress-bar on --index-url $(TORCH_CPU_INDEX) "$(TORCH)" $(PIP_SHOWN); \
-	else \
-	  echo "== venv: $(TORCH_CPU_INDEX) could not be reached (5 s limit): installing $(TORCH) from pip's default index and wheel folders (on Linux without a local CPU wheel this is the CUDA build, several GB)"; \
-	  $(BIN)/pip install --progress-bar on "$(TORCH)" $(PIP_SHOWN); \
-	fi
-	@$(BIN)/python -W ignore -c "import torch; print('== venv: torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"
-	@echo "== venv: installing pavlovattn and its dependencies (numpy, pandas, matplotlib, numba, nbdev, jupyterlab, ...)"
-	@set -o pipefail; $(BIN)/pip install --progress-bar on -e ".[dev]" $(PIP_SHOWN)
-	@touch $@
-	@echo "== venv: ready ($(VENV))"
+	@$(PY) tools/time_install.py --note "$*" $(VENV)
+	@start=$$(date +%s); : > $(PIP_LOG); \
+	if ! $(BIN)/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)" 2>/dev/null; then \
+	  if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" 2>/dev/null; then \
+	    echo "== venv: $(TORCH) (CPU build) from $(TORCH_CPU_INDEX)"; idx="--index-url $(TORCH_CPU_INDEX)"; \
+	  else \
+	    echo "== venv: $(TORCH_CPU_INDEX) could not be reached (5 s limit): $(TORCH) from pip's default index and wheel folders (on Linux without a local CPU wheel this is the CUDA build, several GB)"; idx=""; \
+	  fi; \
+	  $(BIN)/pip install $$idx "$(TORCH)" >> $(PIP_LOG) 2>&1 || { echo "== venv: pip could not install $(TORCH): its output is in $(PIP_LOG)"; exit 1; }; \
+	fi; \
+	$(BIN)/python -W ignore -c "import torch; print('== venv: torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"; \
+	$(BIN)/pip install -e ".[$*]" >> $(PIP_LOG) 2>&1 || { echo "== venv: pip could not install pavlovattn[$*]: its output is in $(PIP_LOG)"; exit 1; }; \
+	echo $$(( $$(date +%s) - start )) > $(VENV)/.seconds-$*; touch $@; \
+	echo "== venv: ready ($(VENV), pavlovattn[$*] in $$(( $$(date +%s) - start )) s; pip's output: $(PIP_LOG))"
 
 export: venv
 	$(BIN)/nbdev_export && $(BIN)/nbdev_clean
@@ -89,7 +99,7 @@ reproduce: docs-prereqs venv
 	@echo "report: $$PWD/reproduce-report.json"
 	@echo "site:   $$PWD/_docs/index.html  (make serve: http://localhost:8000/, where search works)"
 
-test: venv
+test: venv-test
 	PATH="$$PWD/$(BIN):$$PATH" bash tools/test_all.sh
 
 bench: venv

@@ -3,13 +3,14 @@ then, one after another, torch and the package (the runtime), the docs extra (`m
 interop extras (`make test` stops here) and the fla extra (Triton and flash-linear-attention, for GPU work). For each step:
 the seconds, the megabytes it adds to the environment, the packages it adds; with the machine's 1-minute load average at
 the start and the end, the cores and where pip took the wheels from. Merged into `--json_path` (default
-tools/install_times.json, newest last); `make` prints the newest record's time before it installs, and the front page
+nbs/install_times.json, newest last, with the newest one's table and sentence); `make` prints the newest record's time before it installs, and the front page
 (README) shows its table.
 
     python tools/time_install.py                  # one measured run (about 5 min on 2 cores from a local wheel mirror)
     python tools/time_install.py --show           # print the newest record's table, run nothing
+    python tools/time_install.py --note docs .venv   # the line `make` prints before it installs .[docs] into .venv
 """
-import datetime, json, os, subprocess, sys, tempfile, time
+import configparser, datetime, json, os, re, shlex, subprocess, sys, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,19 +65,36 @@ def measure() -> dict:
             size, n = new, m
             print(f'{step}: {_fmt_s(steps[-1]["seconds"])}, +{steps[-1]["added_mb"]:.0f} MB', flush=True)
     conf = subprocess.run([sys.executable, '-m', 'pip', 'config', 'list'], capture_output=True, text=True).stdout
-    source = 'the PyTorch CPU index and PyPI' if idx else ('a local wheel mirror (pip config: find-links, file:// indexes)' if 'file://' in conf or 'find-links' in conf else 'PyPI')
+    source = 'the PyTorch CPU index and PyPI' if idx else ('a local wheel mirror' if 'file://' in conf or 'find-links' in conf else 'PyPI')
     return dict(date=datetime.date.today().isoformat(), cores=os.cpu_count(), load_start=load0, load_end=_load(), source=source,
                 total_seconds=round(time.time() - t_all, 1), steps=steps)
 
+def note(extras:str, venv:str, runs:list) -> str:
+    "What `make` is about to install for `extras` (package names from settings.ini) and how long it took the last time: on this machine (the venv keeps it), else as measured in the newest record."
+    cfg = configparser.ConfigParser(delimiters=['=']); cfg.read(ROOT / 'settings.ini'); c = cfg['DEFAULT']
+    names = lambda key: ', '.join(re.split(r'[<>=\[!~;]', r)[0] for r in shlex.split(c.get(key, '')))
+    what = [f"torch and pavlovattn's runtime ({names('requirements').replace('torch, ', '')})"] + [f"{x}: {names(x + '_requirements')}" for x in extras.split(',')]
+    here = Path(venv) / f'.seconds-{extras}'
+    if here.exists(): last = f'{_fmt_s(float(here.read_text()))} the last time here'
+    elif runs:
+        rec, upto = runs[-1], {'docs': 2, 'docs,test,interop': 3, 'docs,test,interop,fla': 4}.get(extras)
+        last = (f"about {_fmt_s(sum(s['seconds'] for s in rec['steps'][:upto]))} into a new environment as measured on {rec['date']}, "
+                f"{rec['cores']} cores at load {rec['load_start']:.1f}, wheels from {rec['source']}" if upto else 'not measured')
+    else: last = 'not measured yet'
+    return f"== venv: installing into {venv}: {'; '.join(what)} ({last}; pip's output goes to {venv}/pip.log)"
+
 def main(argv):
-    path = ROOT / 'tools' / 'install_times.json'
+    path = ROOT / 'nbs' / 'install_times.json'
     if '--json_path' in argv: path = Path(argv[argv.index('--json_path') + 1])
     runs = json.loads(path.read_text())['runs'] if path.exists() else []
+    if '--note' in argv:
+        i = argv.index('--note'); print(note(argv[i + 1], argv[i + 2], runs)); return 0
     if '--show' in argv:
         if not runs: print(f'time_install: no record in {path}'); return 1
         print(table(runs[-1])); print(sentence(runs[-1])); return 0
     rec = measure(); runs.append(rec)
-    tmp = path.with_suffix('.tmp'); tmp.write_text(json.dumps({'runs': runs}, indent=1) + '\n'); os.replace(tmp, path)
+    tmp = path.with_suffix('.tmp'); tmp.write_text(json.dumps({'table': table(rec), 'sentence': sentence(rec), 'runs': runs}, indent=1) + '\n')
+    os.replace(tmp, path)
     print(table(rec)); print(sentence(rec)); return 0
 
 if __name__ == '__main__': sys.exit(main(sys.argv[1:]))
