@@ -125,34 +125,35 @@ def step_flops(task, rule, batch=32) -> float:
     return float(fc.get_total_flops())
 
 def _matmul_rate(seconds, q):
-    torch.set_num_threads(1); a, b = torch.randn(1280, 64), torch.randn(64, 128); n, t0 = 0, time.perf_counter()
+    torch.set_num_threads(1); a, b = torch.randn(1280, 64), torch.randn(64, 128); n, t0, c0 = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - t0 < seconds:
         for _ in range(50): torch.mm(a, b)
         n += 50
-    q.put(2 * 1280 * 64 * 128 * n / (time.perf_counter() - t0))
+    f = 2 * 1280 * 64 * 128 * n
+    q.put((f / (time.perf_counter() - t0), f / (time.process_time() - c0)))   # per second of wall clock, per second of CPU time
 
-def matmul_rate(procs:int, seconds:float=3.0) -> float:
-    "FLOP/s of `procs` processes multiplying at once (one thread each), summed: the machine's matmul rate with every core busy."
+def matmul_rate(procs:int, seconds:float=3.0) -> tuple:
+    "FLOP/s of `procs` processes multiplying at once (one thread each): (summed over wall clock: the machine's matmul rate with every core busy, at this load; per CPU-second of one core, which another job's load does not lower)."
     ctx = multiprocessing.get_context('spawn'); q = ctx.Queue()
     ps = [ctx.Process(target=_matmul_rate, args=(seconds, q)) for _ in range(procs)]
     for p in ps: p.start()
-    r = sum(q.get() for _ in ps)
+    r = [q.get() for _ in ps]
     for p in ps: p.join()
-    return r
+    return sum(w for w, _ in r), statistics.mean(c for _, c in r)
 
 def ensemble(a, fams):
     "Training N protocol-size models at once (`get_models`) and one after another (`train`): seconds, ratio, FLOP/s against the matmul rate."
     task = TASKS['vector']
     cfgs = [TrainConfig(task='vector', rule=fams[i % len(fams)], seed=i, lr=1e-2, steps=a.ensemble_steps, target=2.0, eval_every=50) for i in range(a.ensemble)]
     flops = sum(step_flops(task, c.rule) for c in cfgs) * a.ensemble_steps
-    cores = cpu_cores(); peak = matmul_rate(cores)
+    cores = cpu_cores(); peak, core = matmul_rate(cores)
     with tempfile.TemporaryDirectory() as d:
         os.environ['PAVLOVATTN_CACHE'] = d; t0 = time.perf_counter()
         got = get_models(cfgs, progress=False, workers=cores); together = time.perf_counter() - t0
     busy = sum(m['seconds'] for _, m in got) / cores                    # the members' own training time per core: the pool's start left out
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for c in cfgs: train(c, progress=False)
-    alone = time.perf_counter() - t0
+    alone, cpu = time.perf_counter() - t0, time.process_time() - c0     # one thread: its CPU time is what an idle core would take
     print(f'## ensemble: {a.ensemble} models ({", ".join(sorted(set(fams)))}), {a.ensemble_steps} steps each, vector task, batch 32, d_model 64')
     print(f'at once (get_models, {cores} worker processes, pool start included): {together:.1f} s; one after another (train): {alone:.1f} s; '
           f'ratio {alone / together:.2f}x; without the pool\'s start (the members\' training seconds per core) {busy:.1f} s, ratio {alone / busy:.2f}x')
@@ -161,7 +162,12 @@ def ensemble(a, fams):
           f'{flops / busy / peak:.2f}; one after another {flops / alone / peak:.2f})')
     rate = a.ensemble * a.ensemble_steps / together
     print(f'the trained tier: at most {TIER_STEPS:,} steps at {rate:.1f} steps/s (this mix of families, this load) = ~{TIER_STEPS / rate / 60:.0f} min of training '
-          '(early stops shorten it; probing and the page\'s other work add to it)', flush=True)
+          '(early stops shorten it; probing and the page\'s other work add to it)')
+    per_step = cpu / (a.ensemble * a.ensemble_steps)                     # CPU-seconds of one step (evaluation and batches included)
+    print(f'by CPU time (what another job\'s load does not lower): {1e3 * per_step:.1f} ms of one core per step, model FLOPs {flops / cpu / 1e9:.1f} GFLOP per '
+          f'CPU-second against a core\'s matmul rate of {core / 1e9:.1f}: fraction {flops / cpu / core:.2f}; on {cores} idle cores, each training its own '
+          f'models, the trained tier\'s training would take ~{TIER_STEPS * per_step / cores / 60:.0f} min (at most; one model after another on one core: '
+          f'~{TIER_STEPS * per_step / 60:.0f} min)', flush=True)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
