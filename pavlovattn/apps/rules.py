@@ -12,8 +12,8 @@ from .probes import compile_design, probe_scores, seed_stats, holm, t_cdf, train
 from ..base.registry import claim, claim_progress, Verdict
 
 # %% auto #0
-__all__ = ['STACK_DESIGNS', 'STACK_SIZES', 'QUICK_LABEL', 'ENHANCE_RULES', 'ENHANCE_TASKS', 'ENHANCE_MARGIN', 'ENHANCE_SIZES',
-           'trained_models', 'stack_effects', 'stack_verdict', 'rule_metrics', 'enhance_verdict']
+__all__ = ['STACK_DESIGNS', 'STACK_SIZES', 'QUICK_LABEL', 'ENHANCE_RULES', 'ENHANCE_BASELINE', 'ENHANCE_TASKS', 'ENHANCE_MARGIN',
+           'ENHANCE_SIZES', 'trained_models', 'stack_effects', 'stack_verdict', 'rule_metrics', 'enhance_verdict']
 
 # %% ../../nbs/13a_trained_rules.ipynb #dbdbc33b
 _PAIRS = ' | '.join(['1A- | 1B-'] * 10)         # A immediately before B, ten times, no outcome
@@ -82,7 +82,8 @@ def _claim_stacked_trained(full=False, device='cpu'):
     return _sized(stack_verdict(stack_effects(STACK_SIZES[size], device, claim_progress())), size)
 
 # %% ../../nbs/13a_trained_rules.ipynb #992abbc7
-ENHANCE_RULES = ('oja', 'bcm', 'divisive', 'neuromodulated', 'kalman')   # the tested set, fixed before measuring (DeltaNet: the baseline)
+ENHANCE_RULES = ('oja', 'bcm', 'divisive', 'neuromodulated', 'kalman')   # the tested set, fixed before measuring
+ENHANCE_BASELINE = 'delta'                                               # DeltaNet, the baseline every rule is compared with
 ENHANCE_TASKS = ('vector', 'mqar')
 ENHANCE_MARGIN = 0.02
 _BUDGET = dict(steps=60, batch=16, d_model=32, warmup=10, eval_every=60, eval_batch=128, target=2.0)   # target 2: no early stop
@@ -103,16 +104,16 @@ def rule_metrics(rule:str, task:str, s:dict, device='cpu', progress:bool=False) 
 
 # %% ../../nbs/13a_trained_rules.ipynb #acec53ad
 def enhance_verdict(m:dict) -> Verdict:
-    "m: {(rule, task): per-seed metrics}, DeltaNet's under ('delta', task). Pass iff some rule helps on some task (Holm, margin `ENHANCE_MARGIN`)."
+    "m: {(rule, task): per-seed metrics}, the baseline's under (`ENHANCE_BASELINE`, task). Pass iff some rule helps on some task (Holm, margin `ENHANCE_MARGIN`)."
     st, ps = {}, {}
     for (r, t), x in m.items():
-        if r == 'delta': continue
-        d = [a - b for a, b in zip(x, m[('delta', t)])]
+        if r == ENHANCE_BASELINE: continue
+        d = [a - b for a, b in zip(x, m[(ENHANCE_BASELINE, t)])]
         if not all(map(math.isfinite, d)): st[(r, t)] = None; ps[(r, t)] = 1.0; continue
         st[(r, t)], ps[(r, t)] = _one_sided(d, ENHANCE_MARGIN)
     rej = holm(ps)
     say = lambda k: 'diverged' if st[k] is None else f"{st[k]['mean']:+.3f} [{st[k]['ci'][0]:+.3f}, {st[k]['ci'][1]:+.3f}] {'helps' if rej[k] else 'does not help'}"
-    base = ', '.join(f"{t} {sum(m[('delta', t)]) / len(m[('delta', t)]):.3f}" for t in ENHANCE_TASKS)
+    base = ', '.join(f"{t} {sum(m[(ENHANCE_BASELINE, t)]) / len(m[(ENHANCE_BASELINE, t)]):.3f}" for t in ENHANCE_TASKS)
     return Verdict('; '.join(f'{r}/{t} {say((r, t))}' for r, t in st) + f' (rule minus DeltaNet; DeltaNet: {base})', any(rej.values()),
                    dict(diff={f'{r}/{t}': s for (r, t), s in st.items()}, helps={f'{r}/{t}': bool(v) for (r, t), v in rej.items()},
                         metrics={f'{r}/{t}': x for (r, t), x in m.items()}))
@@ -129,5 +130,5 @@ def enhance_verdict(m:dict) -> Verdict:
 def _claim_enhance(full=False, device='cpu'):
     size = 'quick' if trained_size() == 'quick' else 'protocol'            # --full: the protocol's size (the budget is the claim)
     s = ENHANCE_SIZES[size]
-    m = {(r, t): rule_metrics(r, t, s, device, claim_progress()) for r in ('delta',) + ENHANCE_RULES for t in ENHANCE_TASKS}
+    m = {(r, t): rule_metrics(r, t, s, device, claim_progress()) for r in (ENHANCE_BASELINE,) + ENHANCE_RULES for t in ENHANCE_TASKS}
     return _sized(enhance_verdict(m), size)
