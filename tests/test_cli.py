@@ -56,7 +56,7 @@ def test_help_names_what_the_commands_accept():
 
 @pytest.mark.parametrize('argv, line', [
     (['run', '10A+', '--rule', 'detla'], "pavlovattn run: unknown rule 'detla'; valid rules: hebbian, normalized, decay, gla, delta, "
-                                         "gated-delta, channel-gate, softmax, trace, vhw"),
+                                         "gated-delta, channel-gate, softmax, trace, vhw, mackintosh, pkh, kalman, kalman-ccnlab, oja, bcm, divisive, neuromodulated, titans"),
     (['run', '10A+', '--keys', 'rand'], "pavlovattn run: unknown key coding 'rand'; valid: onehot, random"),
     (['run', '10A+', '--dialect', 'R'], "pavlovattn run: unknown dialect 'R'; valid: native, calmr"),
     (['run', '10A+', '--results-file', 'r.csv', '--results-layout', 'wide'], "pavlovattn run: unknown results layout 'wide'; valid: tidy, calmr"),
@@ -73,7 +73,7 @@ def test_help_names_what_the_commands_accept():
     (['run', '10A+', '--rule', 'no-such.py:MINE'], 'pavlovattn run: cannot load a family from no-such.py: no such file'),
     (['run', '10A+', '--results-file', 'r.txt'], 'pavlovattn run: cannot write .txt: use .csv or .parquet'),
     (['battery', 'detla'], "pavlovattn battery: unknown rule 'detla'; valid rules: hebbian, normalized, decay, gla, trace, delta, "
-                           "gated-delta, channel-gate, vhw, softmax (or a Python file or module:NAME that defines a Family)"),
+                           "gated-delta, channel-gate, vhw, softmax, mackintosh, pkh, kalman, kalman-ccnlab, oja, bcm, divisive, neuromodulated, titans (or a Python file or module:NAME that defines a Family)"),
     (['battery', 'no-such.py'], 'pavlovattn battery: cannot load a family from no-such.py: no such file'),
     (['battery', 'delta', '--format', 'xml'], "pavlovattn battery: unknown format 'xml'; valid: table, json, csv"),   # was 'pavlovattn run: ...'
     (['reproduce', '--backend', 'nope'], "pavlovattn reproduce: unknown backend 'nope'; valid: inprocess, processes, dask"),

@@ -106,11 +106,11 @@ def test_no_placeholder_source_links():
 
 # ---- issue 36: tiers, the plan line, partial reports ----
 def test_only_trained_claims_train(tmp_path):
-    "The claims left out of the default tier are exactly the trained-probes page's claims (the ones that train models)."
+    "The claims left out of the default tier are exactly the claims that train models: the trained-probes and trained-rules pages' claims."
     from pavlovattn.base.registry import load_claims
     from pavlovattn.apps.cli import _trains
     claims = load_claims()
-    assert {i for i, c in claims.items() if _trains(c)} == {i for i, c in claims.items() if c.module == 'pavlovattn.apps.probes'}
+    assert {i for i, c in claims.items() if _trains(c)} == {i for i, c in claims.items() if c.module in ('pavlovattn.apps.probes', 'pavlovattn.apps.rules')}
 
 @pytest.mark.parametrize('sig, status', [(2, 130), (15, 143)])        # SIGINT (Ctrl-C), SIGTERM
 def test_a_stopped_run_leaves_a_partial_report(tmp_path, sig, status):
