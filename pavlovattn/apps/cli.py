@@ -177,6 +177,7 @@ def _never(un, g, x) -> str:
     c = un.get((g, x['phase'], x['cues']))
     return f"never trained before this probe: {', '.join(c)}" if c else ''
 
+# %% ../../nbs/10_cli.ipynb #2d55955f
 def _print_table(res):
     p = res.params
     probes, strengths = res.probes, res.strengths                # built once: printing is linear in the number of groups
@@ -341,6 +342,7 @@ def _csv_probes(res, tbl):
         tbl = tbl.assign(note=[' | '.join(x for x in (o, n) if x) for o, n in zip(old, notes)])
     return tbl.reset_index(drop=True)
 
+# %% ../../nbs/10_cli.ipynb #dfaf2259
 def _given(a, dests) -> list:
     "The flags of `run` among `dests` set to other than their defaults (read from run's own parser), as written: a flag a route would ignore is refused by name."
     p = argparse.ArgumentParser(add_help=False); _run_args(p)

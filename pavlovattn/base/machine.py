@@ -134,6 +134,7 @@ def provenance(device='cpu',        # the device the results were computed on
                 tier=tier, package=__version__, torch=torch.__version__, python=platform.python_version(),
                 device=_device_name(device), threads=torch.get_num_threads())
 
+# %% ../../nbs/00h_machine.ipynb #4cc8e426
 def provenance_line(prov:dict) -> str:
     "The versions and machine of a provenance in words, for a page or a headline: 'pavlovattn 0.1.0, torch 2.13.0, Python 3.11.7, cpu (2 cores, x86_64), 2 threads'; '' for a record that has none (a run saved before provenance was recorded)."
     if 'package' not in prov: return ''
