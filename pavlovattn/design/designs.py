@@ -756,7 +756,7 @@ def compare(design,            # a design string or `Design`
     return out
 
 # %% ../../nbs/01_designs.ipynb #1fb34250
-CALIBRATION_STEPS = 2**16   # subject-trials a calibration times per group (at least 16 steps), then four times as many: milliseconds on the compiled kernel
+CALIBRATION_STEPS = 2**16   # subject-trials a calibration times per group (at least 16 steps; 16 times as many on the compiled kernel, whose calls cost ~10 ms each), then four times as many
 
 def _timed(f) -> float:
     "Seconds `f()` takes."
@@ -766,7 +766,7 @@ def time_estimate(design,         # a design string or `Design`
                   subjects:int=1,  # simulated subjects per group
                   **kw,            # every other keyword of `simulate` (rule, beta, dtype, algorithm, ...)
                  ) -> dict:        # {'seconds', 'rate' (subject-trials a second), 'subject_trials', 'calibration' (subject-trials timed)}
-    "Wall time of `simulate(design, subjects=subjects, **kw)` on this machine, estimated from a calibration run on the spot: per group, a block of subjects as wide as the run's first block (at most 8,192) through the first n and 4n steps of the same compiled rows, family and algorithm (the difference: the cost of a step; the rest: a block's overhead), and the drawing of their orders, timed and scaled to every subject, trial and block."
+    "Wall time of `simulate(design, subjects=subjects, **kw)` on this machine, estimated from a calibration run on the spot: per group, a block of subjects as wide as the run's first block (at most 8,192) through the first n steps, then 4n steps or 4 times the subjects, of the same compiled rows, family and algorithm (the difference: the cost of a subject-trial; the rest: a block's overhead), and the drawing of their orders, timed and scaled to every subject, trial and block."
     a = inspect.signature(simulate).bind(design, subjects=subjects, **kw); a.apply_defaults()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')                        # what the run has to say, it says itself
@@ -777,14 +777,15 @@ def time_estimate(design,         # a design string or `Design`
     with _run_threads(run):
         for g, (inp, lut) in zip(run.d.groups, groups):
             inp, lut = _prepared(run, inp, lut)
-            blocks = _group_blocks(run, g, inp, Kc, comp); s = min(8192, blocks[0][1]); n = min(g.n, max(16, CALIBRATION_STEPS // s))
-            t0 = time.perf_counter(); drawn = _drawn(run, s)
-            o = drawn[g.name] if g.name in drawn else _run_orders(run.d, g, params, 0, s)
-            secs += (time.perf_counter() - t0) * run.subjects / s
-            _one_block(run, g, inp, lut, Kc, o[:, :min(n, 16)])         # first call: warms what a run warms once
-            (n1, t1), (n2, t2) = [(m, _timed(lambda: _one_block(run, g, inp, lut, Kc, o[:, :m]))) for m in (n, min(g.n, 4 * n))]
-            step = (t2 - t1) / (n2 - n1) if n2 > n1 and t2 > t1 else t2 / n2          # seconds per step of s subjects, and a block's own overhead
-            secs += len(blocks) * max(0.0, t1 - step * n1) + step * g.n * run.subjects / s; timed += s * (n1 + n2)
+            blocks = _group_blocks(run, g, inp, Kc, comp); s = min(8192, blocks[0][1]); n = min(g.n, max(16, CALIBRATION_STEPS * (16 if comp else 1) // s))
+            sizes = [(s, n), (s, 4 * n) if 4 * n <= g.n else (min(blocks[0][1], 4 * s), n)]   # four times the work: more steps, or more subjects
+            t0 = time.perf_counter(); drawn = _drawn(run, sizes[1][0])
+            o = drawn[g.name] if g.name in drawn else _run_orders(run.d, g, params, 0, sizes[1][0])
+            secs += (time.perf_counter() - t0) * run.subjects / sizes[1][0]
+            _one_block(run, g, inp, lut, Kc, o[:s, :min(n, 16)])                # first call: warms what a run warms once
+            (w1, t1), (w2, t2) = [(a * m, _timed(lambda: _one_block(run, g, inp, lut, Kc, o[:a, :m]))) for a, m in sizes]
+            each = (t2 - t1) / (w2 - w1) if w2 > w1 and t2 > t1 else t2 / w2          # seconds per subject-trial, and a block's own overhead
+            secs += len(blocks) * max(0.0, t1 - each * w1) + each * g.n * run.subjects; timed += w1 + w2
     total = run.subjects * sum(g.n for g in run.d.groups)
     return dict(seconds=secs, rate=total / secs if secs > 0 else math.inf, subject_trials=total, calibration=int(timed))
 
