@@ -762,12 +762,14 @@ def _timed(f) -> float:
     "Seconds `f()` takes."
     t = time.perf_counter(); f(); return time.perf_counter() - t
 
+_SIMULATE = inspect.signature(simulate)   # the arguments a calibration takes, with their defaults
+
 def time_estimate(design,         # a design string or `Design`
                   subjects:int=1,  # simulated subjects per group
                   **kw,            # every other keyword of `simulate` (rule, beta, dtype, algorithm, ...)
                  ) -> dict:        # {'seconds', 'rate' (subject-trials a second), 'subject_trials', 'calibration' (subject-trials timed)}
     "Wall time of `simulate(design, subjects=subjects, **kw)` on this machine, estimated from a calibration run on the spot: per group, a block of subjects as wide as the run's first block (at most 8,192) through the first n steps, then 4n steps or 4 times the subjects, of the same compiled rows, family and algorithm (the difference: the cost of a subject-trial; the rest: a block's overhead), and the drawing of their orders, timed and scaled to every subject, trial and block."
-    a = inspect.signature(simulate).bind(design, subjects=subjects, **kw); a.apply_defaults()
+    a = _SIMULATE.bind(design, subjects=subjects, **kw); a.apply_defaults()
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')                        # what the run has to say, it says itself
         run = _validate(**a.arguments); Kc, groups = _compile(run)
