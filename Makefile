@@ -10,7 +10,7 @@ export MPLBACKEND := Agg
 
 help:
 	@echo "make reproduce   venv (.[docs]) + the website in _docs/ + every claim that trains no model (reproduce-report.json); TIER=trained or TIER=full for more"
-	@echo "make test        venv (.[docs,test,interop]) + notebook tests + pytest + sync check + website in headless Chromium"
+	@echo "make test        venv (.[docs,test,interop,fla]) + notebook tests + pytest + sync check + website in headless Chromium"
 	@echo "make docs        build the website into _docs/ (real quarto if on PATH, else the offline fallback, which needs npm once)"
 	@echo "make serve       serve _docs/ on http://localhost:8000/ (search works there, not from file://)"
 	@echo "make bench       speed benchmarks (ratios against baselines, one run)"
@@ -18,9 +18,10 @@ help:
 	@echo "make gpu-check   the short check run there: the image's python3 plus the carried .whl/ (no venv, no registry)"
 
 # What each command installs (settings.ini's extras, which setup.py reads): `make reproduce`, `make docs` and `make bench`
-# the package with its runtime and the docs toolchain (.[docs]); `make test` also the test and interop extras
-# (.[docs,test,interop]). Triton and flash-linear-attention (the fla extra, ~1 GB) are never installed here: where they are
-# wanted, `.venv/bin/pip install -e ".[fla]"`. Each step says what it installs and how long it took the last time (on this
+# the package with its runtime and the docs toolchain (.[docs]); `make test` also the test, interop and fla extras
+# (.[docs,test,interop,fla]): the fla extra (flash-linear-attention and Triton, ~1 GB) because the tests compare the
+# package's layers with fla's pure-torch references on the CPU (tests/test_fla_layers.py, tests/test_pretrained.py), a
+# peer check that must run in CI; `make reproduce` never installs it. Each step says what it installs and how long it took the last time (on this
 # machine, else as nbs/install_times.json measured it); pip's output goes to .venv/pip.log, named in one line if pip fails.
 # torch comes first, from PyTorch's CPU wheel index when it answers within a few seconds: a plain `pip install torch` on
 # Linux resolves the CUDA build and pulls several GB of NVIDIA wheels. Where that index is unreachable (no network, a
@@ -28,7 +29,7 @@ help:
 TORCH := torch==2.13.0
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 PIP_LOG := $(VENV)/pip.log
-TEST_EXTRAS := docs,test,interop
+TEST_EXTRAS := docs,test,interop,fla
 
 venv: $(VENV)/.installed-docs
 venv-test: $(VENV)/.installed-$(TEST_EXTRAS)

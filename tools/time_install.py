@@ -1,6 +1,6 @@
 """Measure what each install step of the Makefile costs: a fresh virtual environment in a temporary folder, a clone of HEAD,
 then, one after another, torch and the package (the runtime), the docs extra (`make reproduce` stops here), the test and
-interop extras (`make test` stops here) and the fla extra (Triton and flash-linear-attention, for GPU work). For each step:
+interop extras and the fla extra (Triton and flash-linear-attention: `make test` stops here, for fla's exactness tests). For each step:
 the seconds, the megabytes it adds to the environment, the packages it adds; with the machine's 1-minute load average at
 the start and the end, the cores and where pip took the wheels from. Merged into `--json_path` (default
 nbs/install_times.json, newest last, with the newest one's table and sentence); `make` prints the newest record's time before it installs, and the front page
@@ -18,8 +18,8 @@ TORCH = 'torch==2.13.0'
 TORCH_CPU_INDEX = 'https://download.pytorch.org/whl/cpu'
 STEPS = (('runtime', 'torch and the package (numpy, pandas, matplotlib, numba, scipy, ...)', None),
          ('docs', 'the docs toolchain (nbdev, execnb, smalldocs): make reproduce', 'docs'),
-         ('test, interop', 'pytest, hypothesis, dask, pyarrow, transformers, pyndl: make test', 'docs,test,interop'),
-         ('fla', 'Triton and flash-linear-attention (GPU work; the fla exactness tests)', 'docs,test,interop,fla'))
+         ('test, interop', 'pytest, hypothesis, dask, pyarrow, transformers, pyndl', 'docs,test,interop'),
+         ('fla', 'Triton and flash-linear-attention (the fla exactness tests, GPU work): make test', 'docs,test,interop,fla'))
 
 def _load() -> float: return float(Path('/proc/loadavg').read_text().split()[0])
 
