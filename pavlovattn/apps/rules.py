@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 import torch
-from .models import TrainConfig, get_model, lr_sweep
+from .models import TrainConfig, get_models, lr_sweep
 from .probes import compile_design, probe_scores, seed_stats, holm, t_cdf, trained_size, DEFAULT, FULL, TESTED, PROBE_LEN
 from ..base.registry import claim, claim_progress, Verdict
 
@@ -38,7 +38,7 @@ def trained_models(rule:str, s:dict, device='cpu', progress:bool=False) -> list:
     "[(model, training metrics)] of `rule`, one per seed of size `s` (`STACK_SIZES`), with the configurations of `probes.measure_family`."
     kw = dict(s['train']); base = TrainConfig(task='vector', rule=rule, **kw)
     lr = kw['lr'] if 'lr' in kw else lr_sweep(base, device=device, **s['sweep'])['best']
-    return [get_model(replace(base, seed=seed, lr=lr), device, False, progress) for seed in s['seeds']]
+    return get_models([replace(base, seed=seed, lr=lr) for seed in s['seeds']], device, False, progress)   # the missing ones at once
 
 # %% ../../nbs/13a_trained_rules.ipynb #b61dfbd6
 def stack_effects(s:dict, device='cpu', progress:bool=False) -> dict:
@@ -96,8 +96,7 @@ def rule_metrics(rule:str, task:str, s:dict, device='cpu', progress:bool=False) 
     kw = dict(s['train']); base = TrainConfig(task=task, rule=rule, **kw)
     lr = kw['lr'] if 'lr' in kw else lr_sweep(base, device=device, **s['sweep'])['best']
     out = []
-    for seed in s['seeds']:
-        _, met = get_model(replace(base, seed=seed, lr=lr), device, False, progress)
+    for _, met in get_models([replace(base, seed=seed, lr=lr) for seed in s['seeds']], device, False, progress):   # the missing ones at once
         ok = all(math.isfinite(h['loss']) for h in met['history'])
         out.append(float(met['final_metric']) if ok else math.nan)
     return out
