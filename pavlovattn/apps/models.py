@@ -400,7 +400,7 @@ def _valid(cfg:TrainConfig) -> bool:
 def get_models(cfgs,                    # `TrainConfig`s (repeats are trained once)
                device='cpu', retrain:bool=False,
                progress:bool=True,      # the workers' bar, and `get_model`'s line per model
-               workers:int|None=None,   # processes training at once (None: `_pool`'s rule; 1: here, one after another)
+               workers:int|None=None,   # processes training at once (None: one per CPU core once the steps to train reach `POOL_STEPS`; 1: here, one after another)
                load:bool=True,          # False: only make sure every checkpoint exists (nothing loaded; returns None)
               ) -> list|None:           # [(model, metrics)] in the order of `cfgs`, as `get_model` gives each
     "Every model of `cfgs`: valid checkpoints loaded, the missing ones (all with `retrain`) trained at once in worker processes, each as `train` trains it alone, and saved one checkpoint each."
@@ -446,7 +446,7 @@ def lr_sweeps(cfgs,                          # base configs, one per sweep (thei
               steps:int=150,                 # steps per short run
               seed:int=1000,                 # the sweeps' own seed (outside the probed seeds)
               device='cpu', retrain:bool=False, progress:bool=False,
-              workers:int|None=None) -> list: # processes (`_pool`'s rule)
+              workers:int|None=None) -> list: # processes (None: as `get_models`)
     "Short runs at each rate, of every sweep not cached all at once (`get_models`' worker processes); per config {'best': lr, 'metric': {lr: held-out metric, None where the run diverged}} (cached, checked on reading)."
     lrs = tuple(float(x) for x in lrs)
     if not lrs or not all(math.isfinite(x) and x > 0 for x in lrs): raise ValueError(f'lrs must be positive finite rates; got {lrs}')
