@@ -69,7 +69,7 @@ def test_results_file_through_a_symlink_keeps_the_link(tmp_path):
     rc, out, err = run_main('run', '10A+ | #A', '--results-file', str(link))
     assert rc == 0, err
     assert link.is_symlink() and target.read_text().splitlines()[0] == ','.join(interop.TIDY_COLUMNS)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ['link.csv', 'out.csv']          # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['link.csv', 'link.csv.provenance.json', 'out.csv']   # no temporary file left (the provenance sidecar is named by the path given)
     write_calmr('10A(US)', link, dialect='calmr')
     assert link.is_symlink() and target.read_text().startswith('"","Group","P1"')
 

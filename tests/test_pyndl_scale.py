@@ -14,7 +14,7 @@ def test_20000_events_run_in_megabytes(tmp_path):
     d = read_pyndl(_file(tmp_path / 'ev.tab'))
     assert len(d.groups[0].trial_types) == 20000                           # every event a trial type, as written
     est = memory_estimate(d)
-    assert est['total'] < 8 * 2**20 and est['tables'] < 2**20, est          # two distinct trial types
+    assert est['total'] < 16 * 2**20 and est['tables'] < 2**20, est         # two distinct trial types (the estimate counts the kernel's window since 2d732fc: 8.4 MiB)
     beta = 1e-4
     r = simulate(d, beta=beta)
     A, B = 0.0, 0.0                                                       # Rescorla-Wagner by hand: A+ and BC- alternate, no shared cue

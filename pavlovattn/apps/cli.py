@@ -473,7 +473,6 @@ def _reproduce(a) -> int:
     reg = _mod('base.registry')
     claims = reg.load_claims()
     tier = _tier(a)
-    a.provenance = _mod('base.machine').provenance(a.device, tier)      # in the report: where and with what it was made
     ids = a.only or sorted((i for i, c in claims.items() if (c.exact or not a.exact) and (tier != 'default' or not _trains(c) or a.list)),
                            key=lambda i: not claims[i].paper.covered)  # not covered: last
     unknown = [i for i in ids if i not in claims]
@@ -488,6 +487,7 @@ def _reproduce(a) -> int:
         for r in rows: print(f"{r['id']:<{w}}  {'exact' if r['exact'] else '-':5s}  {r['claim']}")
         return 0
     if a.scheduler is None: _check_device(a.device)                        # on a cluster, the workers' devices are the ones that count
+    a.provenance = _mod('base.machine').provenance(a.device, tier)      # in the report: where and with what it was made (a device checked first)
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
     if not a.quiet: print(_tier_plan(claims, ids, tier), file=sys.stderr, flush=True)
     if swept:
