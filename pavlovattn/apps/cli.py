@@ -427,7 +427,7 @@ def _refuse_nonfinite(where, x, a):
 # %% ../../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
     p.add_argument('--only', nargs='+', action='extend', metavar='ID', help='run only these claim ids, separated by spaces (any tier; --only A --only B runs both)')
-    p.add_argument('--trained', action='store_true', help='also the trained-model claims (170 small models from an empty cache: an hour or more on a CPU)')
+    p.add_argument('--trained', action='store_true', help='also the trained-model claims (206 small models from an empty cache: 52 min on 2 shared CPU cores)')
     p.add_argument('--full', action='store_true', help='every claim, trained ones included, at the large (GPU-sized) settings')
     p.add_argument('--device', default='cpu', help='torch device (cpu, cuda, ...)')
     p.add_argument('--json', metavar='PATH', help="also write the report to PATH as JSON, {provenance, rows}, rewritten after every claim (rows not yet run say 'not run')")
@@ -515,10 +515,10 @@ def _costs() -> dict:
     try: return json.loads((__import__('pathlib').Path(importlib.import_module('pavlovattn').__file__).parent / 'data' / 'claim_costs.json').read_text())
     except (OSError, ValueError): return {'seconds': {}, 'measured': 'no measured costs installed'}
 
-# What the trained-model claims cost, as measured on the trained-probes page (they are not in the costs file: from an empty
-# cache they train for an hour or more; with the checkpoints cached they take minutes).
-TRAINED_COST = ('170 small models from an empty cache: about 1-1.5 h on one idle core, 4-5 h on a loaded 2-core machine '
-                '(trained-probes page); minutes once their checkpoints are cached')
+# What the trained-model claims cost (not in the costs file): the release cache's training as benchmarks/trained_tier_times.json
+# records it (tools/cache_times.py); an idle run from an empty cache is not timed yet. Cached, they take minutes.
+TRAINED_COST = ('206 small models and 16 learning-rate sweeps from an empty cache, one worker process per CPU core: 52 min '
+                'wall clock on 2 CPU cores shared with other work (6 December 2026; not yet timed idle); minutes once cached')
 
 def _minutes(s:float) -> str: return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
 
