@@ -249,6 +249,12 @@ def _timed_run(a, design, kw:dict, cmd:str):
     with tqdm(total=est['subject_trials'], file=sys.stderr, unit=' subject-trials', unit_scale=True, leave=False, dynamic_ncols=True) as bar:
         yield lambda n: bar.update(n - bar.n)
 
+def _close_bars():
+    "Clear and close every progress bar still open, so that the next line starts clean: Ctrl-C can come while a bar is being drawn, before its `with` would close it (and before tqdm's `close` knows it was drawn)."
+    for b in list(getattr(getattr(sys.modules.get('tqdm.std'), 'tqdm', None), '_instances', ())):
+        if getattr(b, 'sp', None) is not None and not b.disable: b.clear()
+        b.close()
+
 # %% ../../nbs/10_cli.ipynb #5c981ddb
 @subcommand('run', 'simulate a conditioning design under one attention family')(_run_args)
 def _run(a) -> int:
@@ -883,7 +889,7 @@ def main(argv=None) -> int:
     except BrokenPipeError:                              # e.g. `pavlovattn run ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno()); return 1
     except KeyboardInterrupt:                            # Ctrl-C before a command's own handler (while torch and the claims load)
-        print(f"pavlovattn{' ' + a.cmd if getattr(a, 'cmd', None) else ''}: interrupted", file=sys.stderr); return 130
+        _close_bars(); print(f"pavlovattn{' ' + a.cmd if getattr(a, 'cmd', None) else ''}: interrupted", file=sys.stderr); return 130
     except Exception as e:
         cmd = 'pavlovattn' + (f' {a.cmd}' if getattr(a, 'cmd', None) else '')
         if (why := _user_failure(a, e)) is not None: print(_one_line(f'{cmd}: {why}'), file=sys.stderr); return 2

@@ -291,9 +291,9 @@ def _cols(x):
 WINDOW_BYTES = 2**26   # the compiled kernel's per-step sums of one window of steps: a long design runs window after window
 
 def _window(S:int, T:int, CH:int) -> int:
-    "Steps per window of the compiled kernel for `S` subjects and `CH` read-out columns: its per-step sums (a sum and a sum of squares per range of subjects, `kernels.RANGES`; the mean, the sd and their copies) within `WINDOW_BYTES`."
-    R = min(S, importlib.import_module('pavlovattn.model.kernels').RANGES)
-    return max(1, min(T, WINDOW_BYTES // (8 * max(CH, 1) * (2 * R + 8))))
+    "Steps per window of the compiled kernel for `S` subjects and `CH` read-out columns: its per-step sums (a sum and a sum of squares per range of subjects, `kernels.RANGES`; the mean, the sd and their copies) within `WINDOW_BYTES`, and at most `kernels.CALL_ITEMS` subject-steps a window (Ctrl-C is answered between windows)."
+    kn = importlib.import_module('pavlovattn.model.kernels'); R = min(S, kn.RANGES)
+    return max(1, min(T, WINDOW_BYTES // (8 * max(CH, 1) * (2 * R + 8)), kn.CALL_ITEMS // max(S, 1)))
 
 def _block_windows(K, v, Kc, W:int, kw:dict, tick=None) -> dict:
     "`_block`'s summary on the compiled kernel, `W` steps at a time, each window starting from the state the last one left: the same read-outs (each step's mean and sd are its own), memory `W` steps of sums, not `T`. `tick(n)`: subject-trials done so far."

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['GOLDEN', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'first_repeat', 'available', 'mix64', 'stream_keys']
+__all__ = ['GOLDEN', 'CALL_ITEMS', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'first_repeat', 'available', 'mix64',
+           'stream_keys']
 
 # %% ../../nbs/00b_kernels.ipynb #340436da
 from ..base.cache import numba_cache
@@ -96,6 +97,9 @@ if numba is not None:
         for r in numba.prange(len(cuts) - 1): _shuffle_nb(base, keys, out, cuts[r], cuts[r + 1])
 
 # %% ../../nbs/00b_kernels.ipynb #c73ebac3
+CALL_ITEMS = 2**24   # the most subject-steps one call of a compiled kernel takes on: a long job runs call after call, so that Ctrl-C
+                     # (Python handles a signal between calls, never inside one) is answered within about a second
+
 def shuffle_rows(base,            # `[L]` integer items to permute (repeats allowed)
                  keys,            # `[S]` uint64 keys, e.g. from `stream_keys`
                  out=None,        # optional `[S, L]` integer array to write into
@@ -108,8 +112,10 @@ def shuffle_rows(base,            # `[L]` integer items to permute (repeats allo
     use_nb = numba is not None and (engine == 'numba' or (engine == 'auto' and len(keys) * len(base) >= 2**14))
     if out is None: out = np.empty((len(keys), len(base)), dtype=base.dtype)
     if len(base) == 0 or len(keys) == 0: return out
-    if use_nb: _shuffle_par(base.astype(out.dtype), keys, out, _cuts(len(keys), 8 * numba.get_num_threads()))
-    else: out[...] = _shuffle_np(base, keys)
+    if not use_nb: out[...] = _shuffle_np(base, keys); return out
+    b, rows = base.astype(out.dtype), max(1, CALL_ITEMS // len(base))   # at most CALL_ITEMS items a call (each row is its own: the same rows)
+    for a in range(0, len(keys), rows):
+        _shuffle_par(b, keys[a:a + rows], out[a:a + rows], _cuts(min(rows, len(keys) - a), 8 * numba.get_num_threads()))
     return out
 
 # %% ../../nbs/00b_kernels.ipynb #ee46f4c7
