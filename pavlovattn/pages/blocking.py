@@ -18,37 +18,45 @@ __all__ = ['GRID_KEYINGS', 'GRID_RATES', 'PRESENT_TESTED', 'ABSENT_TESTED', 'blo
            'blocking_contiguity', 'blocking_closed_form', 'blocking_design', 'blocking_grid']
 
 # %% ../../nbs/03_blocking.ipynb #5356db60
-def _f64(x): return x.to(torch.float64) if torch.is_tensor(x) else torch.as_tensor(x, dtype=torch.float64)
+def _f64(x):
+    if torch.is_tensor(x): return x.to(torch.float64)
+    return torch.as_tensor(x, dtype=torch.float64)
 
 def _geo(r, n):
-    "The geometric sum `sum_{i<n} r^i`, also at `r == 1`, as a float64 tensor (the families page's, element-wise)."
+    """The geometric sum `sum_{i<n} r^i`, also at `r == 1`, as a float64 tensor (the
+    families page's, element-wise)."""
     return families._geo(_f64(r), _f64(n))
 
 def _rule_gamma(rule, gamma):
-    "The decay a rule applies on a write: none for hebbian/delta, `recur`'s default otherwise."
+    """The decay a rule applies on a write: none for hebbian/delta, `recur`'s default
+    otherwise."""
     fam = family(rule)
     return fam.gamma_or_default(gamma) if 'gamma' in fam.params else 1.0
 
-def blocking_general(a,                 # phase-1 key `[..., dk]` (A's key; C's key for the control group)
-                     b,                 # test key `[..., dk]` (B's key; pass `a` to get V_A)
+def blocking_general(a,                 # phase-1 key `[..., dk]` (A's; control: C's)
+                     b,                 # test key `[..., dk]` (B's; `a` gives V_A)
                      c,                 # phase-2 compound key `[..., dk]`
                      n1,                # phase-1 trials (int or tensor)
                      n2,                # phase-2 trials (int or tensor)
                      lam=1.0,           # US magnitude on every trial
-                     beta=0.1,          # write rate (tensors broadcast against the keys' batch shape)
-                     gamma=None,        # decay for decay/gated-delta/channel-gate (default as in `recur`)
-                     rule:str='delta',  # one of `RULES` (channel-gate: the same gamma on every channel)
+                     beta=0.1,          # write rate (broadcast with the keys' batch)
+                     gamma=None,        # decay of a gated family (default as in `recur`)
+                     rule:str='delta',  # one of `RULES` (channel-gate: one gamma for all)
                      tau:float=1.0,     # softmax temperature
                      sink:float=1.0,    # softmax sink weight
                     ) -> torch.Tensor:  # V_B = u^T S k_b after both phases, float64
-    "Closed-form strength of the test key after `n1` trials of key `a` then `n2` of compound `c` (derived here)."
+    """Closed-form strength of the test key after `n1` trials of key `a` then `n2` of
+    compound `c` (derived here)."""
     a, b, c = _f64(a), _f64(b), _f64(c)
     n1, n2, lam, beta = _f64(n1), _f64(n2), _f64(lam), _f64(beta)
     g = _f64(_rule_gamma(rule, gamma))
-    shape = torch.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape[:-1], n1.shape, n2.shape, beta.shape, g.shape, lam.shape)
+    shape = torch.broadcast_shapes(a.shape[:-1], b.shape[:-1], c.shape[:-1],
+                                   n1.shape, n2.shape, beta.shape, g.shape, lam.shape)
     ex = lambda k: k.expand(*shape, k.shape[-1])
-    out = families.blocked_closed_form(family(rule), [(n1, ex(a), 1.0), (n2, ex(c), 1.0), (1, ex(b), None)], beta, g, lam, tau, sink)
-    return out[0] if torch.is_tensor(out[0]) else torch.tensor(out[0], dtype=torch.float64)   # the family's own answers, composed
+    steps = [(n1, ex(a), 1.0), (n2, ex(c), 1.0), (1, ex(b), None)]
+    out = families.blocked_closed_form(family(rule), steps, beta, g, lam, tau, sink)
+    if torch.is_tensor(out[0]): return out[0]   # the family's own answers, composed
+    return torch.tensor(out[0], dtype=torch.float64)
 
 # %% ../../nbs/03_blocking.ipynb #cdb9fa63
 def simulate_blocking(rule:str,            # one of `RULES`
@@ -58,14 +66,15 @@ def simulate_blocking(rule:str,            # one of `RULES`
                       n1,                  # phase-1 trials: int or `[N]`
                       n2,                  # phase-2 trials: int or `[N]`
                       beta=0.1,            # write rate: number or `[N]` (one per subject)
-                      gamma=None,          # decay: number or `[N]` (default as in `recur`)
+                      gamma=None,          # decay: number or `[N]` (default: `recur`'s)
                       lam=1.0,             # US magnitude
                       tau:float=1.0,       # softmax temperature
                       sink:float=1.0,      # softmax sink weight
                       dtype=torch.float64, # dtype of the simulation
                       device='cpu',        # where the simulation runs
-                     ) -> torch.Tensor:    # `[N]`: the probe's read-out V_B, in `dtype`, on `device`
-    "V_B after `n1` trials of `a` and `n2` of `c`, by one batched `recur` call in which each setting is a subject."
+                     ) -> torch.Tensor:    # `[N]`: the probe's read-out V_B
+    """V_B after `n1` trials of `a` and `n2` of `c`, by one batched `recur` call in which
+    each setting is a subject."""
     f64 = lambda x: torch.as_tensor(x, dtype=torch.float64).cpu()
     a, b, c = (f64(x) for x in (a, b, c))
     n1, n2 = (torch.as_tensor(x).reshape(-1).long().cpu() for x in (n1, n2))
@@ -81,18 +90,21 @@ def simulate_blocking(rule:str,            # one of `RULES`
     p1 = (t >= start) & (t < start + n1[:, None])
     p2 = (t >= start + n1[:, None]) & (t < T - 1)
     probe = (t == T - 1).expand(N, T)
-    k = p1[..., None] * a[:, None] + p2[..., None] * c[:, None] + probe[..., None] * b[:, None]
+    k = (p1[..., None] * a[:, None] + p2[..., None] * c[:, None]
+         + probe[..., None] * b[:, None])
     w = (p1 | p2).double()
     bt = (bet[:, None] * w)[..., None]
     gt = torch.where(p1 | p2, g[:, None], torch.ones(1, dtype=torch.float64))[..., None]
-    gt = FAMILIES[rule].per_feature(gt, dk)                              # one gate per feature where the family gates so
+    gt = FAMILIES[rule].per_feature(gt, dk)   # a gate per feature if the family gates so
     to = lambda x: x.to(dtype=dtype, device=device)
-    tr = recur(to(k[:, :, None]), to((lam * w)[..., None, None]), rule=rule, beta=to(bt), gamma=to(gt), tau=tau, sink=sink)
+    tr = recur(to(k[:, :, None]), to((lam * w)[..., None, None]), rule=rule, beta=to(bt),
+               gamma=to(gt), tau=tau, sink=sink)
     return tr.pred[:, -1, 0, 0]
 
 # %% ../../nbs/03_blocking.ipynb #70462a94
 class Blocking(NamedTuple):
-    "V_B on the probe of the experimental group (A+ then AB+) and of the control group (C+ then AB+)."
+    """V_B on the probe of the experimental group (A+ then AB+) and of the control group
+    (C+ then AB+)."""
     exp: torch.Tensor   # V_B(exp)
     ctrl: torch.Tensor  # V_B(ctrl)
     @property
@@ -108,7 +120,8 @@ def blocking_onehot(n1,               # phase-1 trials
                     alpha_a=1.0,      # salience of A (squared key norm)
                     alpha_b=1.0,      # salience of B
                    ) -> Blocking:
-    "DeltaNet blocking with orthogonal (salience-scaled one-hot) cues and the summed compound key (derived on this page)."
+    """DeltaNet blocking with orthogonal (salience-scaled one-hot) cues and the summed
+    compound key (derived on this page)."""
     n1, n2, beta, lam, alpha_a, alpha_b = map(_f64, (n1, n2, beta, lam, alpha_a, alpha_b))
     s = alpha_a + alpha_b
     pA = lam * (1 - (1 - beta * alpha_a)**n1)
@@ -121,7 +134,8 @@ def blocking_normalized(n1,        # phase-1 trials
                         beta,      # write rate
                         lam=1.0,   # US magnitude
                        ) -> Blocking:
-    "DeltaNet blocking with unit orthogonal cues and the L2-normalised compound key (a+b)/sqrt2 (derived on this page)."
+    """DeltaNet blocking with unit orthogonal cues and the L2-normalised compound key
+    (a+b)/sqrt2 (derived on this page)."""
     n1, n2, beta, lam = map(_f64, (n1, n2, beta, lam))
     r2 = math.sqrt(2)
     acq2 = 1 - (1 - beta)**n2
@@ -135,28 +149,35 @@ def blocking_overlap(n1,           # phase-1 trials
                      lam=1.0,      # US magnitude
                      rho_c=0.0,    # overlap of the control cue C with A and with B
                     ) -> Blocking:
-    "DeltaNet blocking with unit cues of overlap `rho` and the summed compound key (derived on this page)."
+    """DeltaNet blocking with unit cues of overlap `rho` and the summed compound key
+    (derived on this page)."""
     n1, n2, beta, rho, lam, rho_c = map(_f64, (n1, n2, beta, rho, lam, rho_c))
     p1 = lam * (1 - (1 - beta)**n1)
     half = (1 - (1 - 2 * beta * (1 + rho))**n2) / 2
-    return Blocking(p1 * rho + (lam - p1 * (1 + rho)) * half, p1 * rho_c + (lam - 2 * rho_c * p1) * half)
+    return Blocking(p1 * rho + (lam - p1 * (1 + rho)) * half,
+                    p1 * rho_c + (lam - 2 * rho_c * p1) * half)
 
 # %% ../../nbs/03_blocking.ipynb #125e9323
-def blocking_keys(overlap=0.0,          # a.b (and, by default, C.a = C.b): number or tensor
-                  overlap_c=None,       # C.a = C.b; default `overlap` (as the design simulator's random keys)
-                  salience=None,        # {'A': alpha_A, 'B': ..., 'C': ...}: squared key norms (default 1)
-                  normalize:bool=False, # L2-normalise each trial's key (the compound and the single cues)
-                 ) -> dict:             # keys 'A', 'B', 'C', 'AB' (each `[..., 3]`, float64): trial keys and probe key
-    "Three-dimensional cue keys with the given overlaps and saliences, and the compound AB's key."
+def blocking_keys(overlap=0.0,          # a.b (and by default C.a = C.b): number or tensor
+                  overlap_c=None,       # C.a = C.b; default `overlap` (as random keys)
+                  salience=None,        # {'A': alpha_A, ...}: squared norms (default 1)
+                  normalize:bool=False, # L2-normalise each trial's key
+                 ) -> dict:             # 'A', 'B', 'C', 'AB': each `[..., 3]`, float64
+    """Three-dimensional cue keys with the given overlaps and saliences, and the compound
+    AB's key."""
     rho = _f64(overlap); rc = rho if overlap_c is None else _f64(overlap_c)
     rho, rc = torch.broadcast_tensors(rho, rc)
     s = torch.sqrt(1 - rho**2)
-    y = torch.where(s > 0, rc * (1 - rho) / torch.where(s > 0, s, torch.ones_like(s)), torch.zeros_like(s))
+    y = torch.where(s > 0, rc * (1 - rho) / torch.where(s > 0, s, torch.ones_like(s)),
+                    torch.zeros_like(s))
     z2 = 1 - rc**2 - y**2
-    if (z2 < -1e-12).any(): raise ValueError("these overlaps are not realisable: the Gram matrix of A, B, C is not positive semi-definite")
+    if (z2 < -1e-12).any():
+        raise ValueError("these overlaps are not realisable: the Gram matrix of A, B, C "
+                         "is not positive semi-definite")
     z = torch.sqrt(z2.clamp_min(0))
     zero, one = torch.zeros_like(rho), torch.ones_like(rho)
-    k = {'A': torch.stack([one, zero, zero], -1), 'B': torch.stack([rho, s, zero], -1), 'C': torch.stack([rc, y, z], -1)}
+    k = {'A': torch.stack([one, zero, zero], -1), 'B': torch.stack([rho, s, zero], -1),
+         'C': torch.stack([rc, y, z], -1)}
     sal = salience or {}
     k = {X: kx * math.sqrt(sal.get(X, 1.0)) for X, kx in k.items()}
     k['AB'] = k['A'] + k['B']
@@ -170,7 +191,8 @@ def blocking_gated(n1,             # phase-1 trials
                    gamma,          # decay alpha per trial (forget before error)
                    lam=1.0,        # US magnitude
                   ) -> Blocking:
-    "Gated-DeltaNet blocking with unit orthogonal cues and the summed compound key (derived on this page)."
+    """Gated-DeltaNet blocking with unit orthogonal cues and the summed compound key
+    (derived on this page)."""
     n1, n2, beta, g, lam = map(_f64, (n1, n2, beta, gamma, lam))
     r, q = g * (1 - beta), g * (1 - 2 * beta)
     p1 = beta * lam * (1 - r**n1) / (1 - r)
@@ -181,7 +203,7 @@ def blocking_gated(n1,             # phase-1 trials
 def blocking_contiguity(rule:str,        # 'hebbian', 'decay' or 'softmax'
                         n1,              # phase-1 trials
                         n2,              # phase-2 trials
-                        beta,            # write rate (softmax: the write weight of each stored trial)
+                        beta,            # write rate (softmax: a stored trial's weight)
                         gamma=None,      # decay (default as in `recur`: 0.9)
                         lam=1.0,         # US magnitude
                         rho=0.0,         # overlap a.b of the unit cue keys
@@ -189,13 +211,17 @@ def blocking_contiguity(rule:str,        # 'hebbian', 'decay' or 'softmax'
                         tau:float=1.0,   # softmax temperature
                         sink:float=1.0,  # softmax sink weight
                        ) -> Blocking:
-    "V_B in both groups for the families without error correction, unit cues, summed compound (derived on this page)."
+    """V_B in both groups for the families without error correction, unit cues, summed
+    compound (derived on this page)."""
     fam = family(rule)
-    if fam.model not in ('contiguity', 'exemplar'): raise ValueError(f"blocking_contiguity is for the families without error correction; got {rule!r}")
+    if fam.model not in ('contiguity', 'exemplar'):
+        raise ValueError("blocking_contiguity is for the families without error "
+                         f"correction; got {rule!r}")
     n1, n2, beta, lam, rho, rho_c = map(_f64, (n1, n2, beta, lam, rho, rho_c))
     g = _f64(_rule_gamma(rule, gamma))
     def vb(r):
-        if fam.model == 'contiguity': return beta * lam * (r * g**n2 * _geo(g, n1) + (1 + rho) * _geo(g, n2))   # hebbian: g = 1
+        if fam.model == 'contiguity':   # hebbian: g = 1
+            return beta * lam * (r * g**n2 * _geo(g, n1) + (1 + rho) * _geo(g, n2))
         s = beta * (n1 * torch.exp(r / tau) + n2 * torch.exp((1 + rho) / tau))
         return lam * s / (sink + s)
     return Blocking(vb(rho), vb(rho_c))
@@ -208,16 +234,19 @@ def blocking_closed_form(rule:str='delta',     # one of `RULES`
                          gamma=None,           # decay (default as in `recur`)
                          lam=1.0,              # US magnitude
                          overlap=0.0,          # a.b between the unit cue directions
-                         overlap_c=None,       # C.a = C.b; default `overlap` (the design simulator's random keys)
+                         overlap_c=None,       # C.a = C.b; default `overlap`
                          salience=None,        # {'A': alpha_A, ...}: squared key norms
                          normalize:bool=False, # L2-normalise each trial's key
                          tau:float=1.0,        # softmax temperature
                          sink:float=1.0,       # softmax sink weight
                         ) -> Blocking:
-    "V_B in the experimental (nA+ | nAB+ | #B) and control (nC+ | nAB+ | #B) groups, for any family and keying (derived on this page)."
+    """V_B in the experimental (nA+ | nAB+ | #B) and control (nC+ | nAB+ | #B) groups, for
+    any family and keying (derived on this page)."""
     k = blocking_keys(overlap, overlap_c, salience, normalize)
-    kw = dict(n1=n1, n2=n2, lam=lam, beta=beta, gamma=gamma, rule=rule, tau=tau, sink=sink)
-    return Blocking(blocking_general(k['A'], k['B'], k['AB'], **kw), blocking_general(k['C'], k['B'], k['AB'], **kw))
+    kw = dict(n1=n1, n2=n2, lam=lam, beta=beta, gamma=gamma, rule=rule, tau=tau,
+              sink=sink)
+    return Blocking(blocking_general(k['A'], k['B'], k['AB'], **kw),
+                    blocking_general(k['C'], k['B'], k['AB'], **kw))
 
 # %% ../../nbs/03_blocking.ipynb #97ff0bbe
 def blocking_design(n1:int=10, # A+ (and C+) trials in phase 1 (>= 1)
@@ -227,37 +256,47 @@ def blocking_design(n1:int=10, # A+ (and C+) trials in phase 1 (>= 1)
     return f'exp: {n1}A+ | {n2}AB+ | #B ; ctrl: {n1}C+ | {n2}AB+ | #B'
 
 # %% ../../nbs/03_blocking.ipynb #131e2096
-GRID_KEYINGS = {'onehot': {}, 'salience': dict(salience={'A': 0.7, 'B': 0.4, 'C': 0.5}), 'normalize': dict(normalize=True),
-                'overlap 0.3': dict(overlap=0.3), 'overlap 0.3, C orth.': dict(overlap=0.3, overlap_c=0.0),
+GRID_KEYINGS = {'onehot': {}, 'salience': dict(salience={'A': 0.7, 'B': 0.4, 'C': 0.5}),
+                'normalize': dict(normalize=True), 'overlap 0.3': dict(overlap=0.3),
+                'overlap 0.3, C orth.': dict(overlap=0.3, overlap_c=0.0),
                 'overlap -0.4': dict(overlap=-0.4)}
-GRID_RATES = (0.05, 0.2, 0.5, 1.0, 1.5, 1.95)   # beta * max |k|^2 over the experiment's keys (delta bound: 2)
+# beta * max |k|^2 over the experiment's keys (delta bound: 2)
+GRID_RATES = (0.05, 0.2, 0.5, 1.0, 1.5, 1.95)
 
 def _special_case(rule, keying, n1, n2, beta, gamma):
-    "The special case (b)-(f) of the closed forms of this page for one keying (vectors of settings), or None where there is none."
+    """The special case (b)-(f) of the closed forms of this page for one keying (vectors
+    of settings), or None where there is none."""
     kw = GRID_KEYINGS[keying]
     rho, rc = kw.get('overlap', 0.0), kw.get('overlap_c', kw.get('overlap', 0.0))
     fam = family(rule)
-    if fam.model == 'rw' and 'gamma' not in fam.params:              # which special case applies: the conditioning model the family says it is
+    # which special case applies: the conditioning model the family says it is
+    if fam.model == 'rw' and 'gamma' not in fam.params:
         if keying == 'normalize': return blocking_normalized(n1, n2, beta)
-        if keying == 'salience': return blocking_onehot(n1, n2, beta, alpha_a=0.7, alpha_b=0.4)
+        if keying == 'salience':
+            return blocking_onehot(n1, n2, beta, alpha_a=0.7, alpha_b=0.4)
         return blocking_overlap(n1, n2, beta, rho, rho_c=rc)
-    if fam.model == 'rw' and keying == 'onehot': return blocking_gated(n1, n2, beta, gamma)
-    if fam.model in ('contiguity', 'exemplar') and 'salience' not in kw and not kw.get('normalize'):
+    if fam.model == 'rw' and keying == 'onehot':
+        return blocking_gated(n1, n2, beta, gamma)
+    if (fam.model in ('contiguity', 'exemplar') and 'salience' not in kw
+            and not kw.get('normalize')):
         return blocking_contiguity(rule, n1, n2, beta, gamma, rho=rho, rho_c=rc)
     return None
 
 def blocking_grid(rules=RULES,          # families to check
-                  dtype=torch.float64,  # simulation dtype (closed forms are always float64)
+                  dtype=torch.float64,  # simulation dtype (closed forms: float64)
                   full:bool=False,      # a larger grid (longer phases, one more decay)
                   device='cpu',         # where the simulation runs
-                 ) -> pd.DataFrame:     # one row per setting: sim, general closed form, special case, errors
-    "Simulate blocking over the C2 grid (keyings x rates x (n1, n2) x gamma x group) and compare with the closed forms."
-    with _threads(1 if str(device) == 'cpu' else None):   # tiny sequential steps: extra threads only spin (15x slower on a busy 2-core box)
+                 ) -> pd.DataFrame:     # per setting: sim, general, special case, errors
+    """Simulate blocking over the C2 grid (keyings x rates x (n1, n2) x gamma x group) and
+    compare with the closed forms."""
+    # tiny sequential steps: extra threads only spin (15x slower on a busy 2-core box)
+    with _threads(1 if str(device) == 'cpu' else None):
         return _blocking_grid(rules, dtype, full, device)
 
 def _blocking_grid(rules, dtype, full, device):
     "The body of `blocking_grid`."
-    nn = [(0, 10), (1, 1), (5, 10), (10, 5), (20, 20), (50, 30)] + ([(100, 100), (200, 50)] if full else [])
+    nn = [(0, 10), (1, 1), (5, 10), (10, 5), (20, 20), (50, 30)]
+    nn += [(100, 100), (200, 50)] if full else []
     gammas = (0.8, 0.95, 0.99) if full else (0.8, 0.95)
     rows = []
     for keying, kw in GRID_KEYINGS.items():
@@ -267,27 +306,35 @@ def _blocking_grid(rules, dtype, full, device):
             for n1, n2 in nn:
                 for g in gammas:
                     for group in ('exp', 'ctrl'):
-                        rows.append(dict(keying=keying, group=group, n1=n1, n2=n2, beta=f / kmax, gamma=g))
+                        rows.append(dict(keying=keying, group=group, n1=n1, n2=n2,
+                                         beta=f / kmax, gamma=g))
     df0 = pd.DataFrame(rows)
     keys = {kg: blocking_keys(**kw) for kg, kw in GRID_KEYINGS.items()}
-    first_ = torch.stack([keys[kg]['A' if gr == 'exp' else 'C'] for kg, gr in zip(df0.keying, df0.group)])
+    first_ = torch.stack([keys[kg]['A' if gr == 'exp' else 'C']
+                          for kg, gr in zip(df0.keying, df0.group)])
     probe_ = torch.stack([keys[kg]['B'] for kg in df0.keying])
     comp_ = torch.stack([keys[kg]['AB'] for kg in df0.keying])
     n1_, n2_ = torch.tensor(df0.n1.values), torch.tensor(df0.n2.values)
     bb_, gg_ = torch.tensor(df0.beta.values), torch.tensor(df0.gamma.values)
     out = []
     for rule in rules:
-        keep = torch.ones(len(df0), dtype=torch.bool) if 'gamma' in FAMILIES[rule].params else \
-            torch.tensor((df0.gamma == gammas[0]).values)                       # gamma plays no part: one copy
+        keep = (torch.ones(len(df0), dtype=torch.bool) if 'gamma' in FAMILIES[rule].params
+                else torch.tensor((df0.gamma == gammas[0]).values))   # no gamma: one copy
         df = df0[keep.numpy()].reset_index(drop=True); df.insert(0, 'rule', rule)
-        first, probe, comp, n1, n2, bb, gg = (x[keep] for x in (first_, probe_, comp_, n1_, n2_, bb_, gg_))
-        df['sim'] = simulate_blocking(rule, first, probe, comp, n1, n2, beta=bb, gamma=gg, dtype=dtype, device=device).double().cpu().numpy()
-        df['general'] = blocking_general(first, probe, comp, n1, n2, beta=bb, gamma=gg, rule=rule).numpy()
+        first, probe, comp, n1, n2, bb, gg = (x[keep] for x in
+                                              (first_, probe_, comp_, n1_, n2_, bb_, gg_))
+        sim = simulate_blocking(rule, first, probe, comp, n1, n2, beta=bb, gamma=gg,
+                                dtype=dtype, device=device)
+        df['sim'] = sim.double().cpu().numpy()
+        df['general'] = blocking_general(first, probe, comp, n1, n2, beta=bb, gamma=gg,
+                                         rule=rule).numpy()
         special = torch.full((len(df),), float('nan'), dtype=torch.float64)
         for keying in GRID_KEYINGS:
             m = torch.tensor((df.keying == keying).values)
             bl = _special_case(rule, keying, n1[m], n2[m], bb[m], gg[m])
-            if bl is not None: special[m] = torch.where(torch.tensor((df.group[m.numpy()] == 'exp').values), bl.exp, bl.ctrl)
+            if bl is not None:
+                exp = torch.tensor((df.group[m.numpy()] == 'exp').values)
+                special[m] = torch.where(exp, bl.exp, bl.ctrl)
         df['special'] = special.numpy()
         df['err_general'] = (df.sim - df.general).abs()
         df['err_special'] = (df.sim - df.special).abs()
@@ -298,66 +345,97 @@ def _blocking_grid(rules, dtype, full, device):
 from ..base.registry import claim, Verdict
 
 # %% ../../nbs/03_blocking.ipynb #a46cb93d
-@claim('blocking-closed-form', 'the Kamin-blocking closed forms (cases a-f, derived on this page) match simulation across learning rates',
-       source='paper C2; derived here', expected='max |sim - closed form| < 1e-12 (float64); paper: < 1e-7', exact=True)
+@claim('blocking-closed-form',
+       'the Kamin-blocking closed forms (cases a-f, derived on this page) match '
+       'simulation across learning rates',
+       source='paper C2; derived here',
+       expected='max |sim - closed form| < 1e-12 (float64); paper: < 1e-7', exact=True)
 def _claim_closed_form(full=False, device='cpu'):
     g64 = blocking_grid(full=full, device=device)
     g32 = blocking_grid(dtype=torch.float32, full=full, device=device)
-    m64 = float(max(g64.err_general.max(), g64.err_special.max())); m32 = float(g32.err_general.max())
-    per_rule = {r: float(max(d.err_general.max(), d.err_special.max())) for r, d in g64.groupby('rule')}
-    return Verdict(f'max |diff| = {m64:.1e} (float64), {m32:.1e} (float32) over {len(g64)} settings; paper bar 1e-7 '
+    m64 = float(max(g64.err_general.max(), g64.err_special.max()))
+    m32 = float(g32.err_general.max())
+    per_rule = {r: float(max(d.err_general.max(), d.err_special.max()))
+                for r, d in g64.groupby('rule')}
+    return Verdict(f'max |diff| = {m64:.1e} (float64), {m32:.1e} (float32) over '
+                   f'{len(g64)} settings; paper bar 1e-7 '
                    f'{"met" if m64 < 1e-7 else "missed"} in float64', m64 < 1e-12,
-                   {'max_err_float64': m64, 'max_err_float32': m32, 'max_err_float64_per_rule': per_rule,
-                    'max_err_float32_per_rule': g32.groupby('rule').err_general.max().to_dict(),
-                    'settings': len(g64), 'rates_beta_k2max': list(GRID_RATES), 'keyings': list(GRID_KEYINGS),
+                   {'max_err_float64': m64, 'max_err_float32': m32,
+                    'max_err_float64_per_rule': per_rule,
+                    'max_err_float32_per_rule':
+                        g32.groupby('rule').err_general.max().to_dict(),
+                    'settings': len(g64), 'rates_beta_k2max': list(GRID_RATES),
+                    'keyings': list(GRID_KEYINGS),
                     'paper_bar': 1e-7})
 
 # %% ../../nbs/03_blocking.ipynb #35625eb4
-PRESENT_TESTED = ('delta', 'gated-delta')              # blocking-delta-present's tested set, fixed before measuring
-ABSENT_TESTED = ('hebbian', 'decay', 'softmax')        # blocking-contiguity-absent's tested set
+PRESENT_TESTED = ('delta', 'gated-delta')        # blocking-delta-present's tested set
+ABSENT_TESTED = ('hebbian', 'decay', 'softmax')  # blocking-contiguity-absent's tested set
 
 def _ratio_grid(rule, device='cpu', full=False, gamma=0.9):
-    "Blocking ratios exp/ctrl from the design `blocking_design(n1, 10)` over rates x phase-1 lengths (one-hot keys)."
+    """Blocking ratios exp/ctrl from the design `blocking_design(n1, 10)` over rates x
+    phase-1 lengths (one-hot keys)."""
     from pavlovattn.design.designs import simulate
-    bs = [0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 0.99] if full else [0.05, 0.1, 0.2, 0.5, 0.9]
+    bs = ([0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 0.99] if full
+          else [0.05, 0.1, 0.2, 0.5, 0.9])
     n1s = [1, 2, 5, 10, 20, 50] if full else [1, 5, 10, 30]
     Bt, N1, se, sc = [], [], [], []
     for b in bs:
         for n1 in n1s:
-            p = simulate(blocking_design(n1, 10), rule=rule, beta=b, device=device, **FAMILIES[rule].kwargs(gamma=gamma)).probes
-            Bt.append(b); N1.append(n1); se.append(p['exp'][0]['mean']); sc.append(p['ctrl'][0]['mean'])
+            p = simulate(blocking_design(n1, 10), rule=rule, beta=b, device=device,
+                         **FAMILIES[rule].kwargs(gamma=gamma)).probes
+            Bt.append(b); N1.append(n1)
+            se.append(p['exp'][0]['mean']); sc.append(p['ctrl'][0]['mean'])
     return tuple(torch.tensor(x, dtype=torch.float64) for x in (Bt, N1, se, sc))
 
-@claim('blocking-delta-present', 'error-correcting attention (DeltaNet, Gated DeltaNet) shows Kamin blocking',
-       source='paper C3; derived here', expected='V_B(exp)/V_B(ctrl) < 1 at every rate and n1 >= 1; delta ratio = (1-beta)^n1 (1e-12)')
+@claim('blocking-delta-present',
+       'error-correcting attention (DeltaNet, Gated DeltaNet) shows Kamin blocking',
+       source='paper C3; derived here',
+       expected='V_B(exp)/V_B(ctrl) < 1 at every rate and n1 >= 1; '
+                'delta ratio = (1-beta)^n1 (1e-12)')
 def _claim_delta_present(full=False, device='cpu'):
     res, ok, worst = {}, True, 0.0
     for rule in PRESENT_TESTED:
         Bt, N1, se, sc = _ratio_grid(rule, device, full)
-        r = se / sc; res[rule] = {'max_ratio': float(r.max()), 'min_ratio': float(r.min())}
+        r = se / sc
+        res[rule] = {'max_ratio': float(r.max()), 'min_ratio': float(r.min())}
         ok &= bool((r < 1).all())
-        if 'gamma' not in FAMILIES[rule].params:                     # the ungated delta rule: ratio (1 - beta)^n1
+        if 'gamma' not in FAMILIES[rule].params:   # ungated delta: ratio (1 - beta)^n1
             worst = float((r - (1 - Bt)**N1).abs().max()); ok &= worst < 1e-12
-    return Verdict(f"max ratio: delta {res['delta']['max_ratio']:.3f}, gated-delta {res['gated-delta']['max_ratio']:.3f}; "
-                   f"|ratio - (1-beta)^n1| <= {worst:.1e}", ok, {'ratios': res, 'delta_ratio_vs_formula': worst})
+    return Verdict(f"max ratio: delta {res['delta']['max_ratio']:.3f}, "
+                   f"gated-delta {res['gated-delta']['max_ratio']:.3f}; "
+                   f"|ratio - (1-beta)^n1| <= {worst:.1e}", ok,
+                   {'ratios': res, 'delta_ratio_vs_formula': worst})
 
-@claim('blocking-contiguity-absent', 'contiguity attention (linear attention, RetNet-style decay) shows no blocking; nor does softmax',
-       source='paper C3; derived here', expected='V_B(exp)/V_B(ctrl) == 1 exactly (orthogonal cues)')
+@claim('blocking-contiguity-absent',
+       'contiguity attention (linear attention, RetNet-style decay) shows no blocking; '
+       'nor does softmax',
+       source='paper C3; derived here',
+       expected='V_B(exp)/V_B(ctrl) == 1 exactly (orthogonal cues)')
 def _claim_contiguity_absent(full=False, device='cpu'):
     res = {}
     for rule in ABSENT_TESTED:
         Bt, N1, se, sc = _ratio_grid(rule, device, full)
-        res[rule] = {'ratios_equal_1': bool((se == sc).all()), 'max_abs_ratio_minus_1': float((se / sc - 1).abs().max())}
+        res[rule] = {'ratios_equal_1': bool((se == sc).all()),
+                     'max_abs_ratio_minus_1': float((se / sc - 1).abs().max())}
     ok = all(v['ratios_equal_1'] for v in res.values())
-    return Verdict('ratio exactly 1 for ' + ', '.join(f"{r}: {v['ratios_equal_1']}" for r, v in res.items()), ok, res)
+    said = ', '.join(f"{r}: {v['ratios_equal_1']}" for r, v in res.items())
+    return Verdict('ratio exactly 1 for ' + said, ok, res)
 
-@claim('blocking-normalized-partial', 'with an L2-normalised compound key DeltaNet blocks only partially, down to 1 - 1/sqrt2',
-       source='derived here', expected='ratio at n1 = 400 within 1e-12 of 1 - 1/sqrt2 = 0.2929', exact=True)
+@claim('blocking-normalized-partial',
+       'with an L2-normalised compound key DeltaNet blocks only partially, down to '
+       '1 - 1/sqrt2',
+       source='derived here',
+       expected='ratio at n1 = 400 within 1e-12 of 1 - 1/sqrt2 = 0.2929',
+       exact=True)
 def _claim_normalized(full=False, device='cpu'):
     e = torch.eye(3, dtype=torch.float64); c = (e[0] + e[1]) / math.sqrt(2)
     bs = torch.tensor([0.1, 0.3, 0.5, 0.9], dtype=torch.float64)
-    s = simulate_blocking('delta', torch.cat([e[0].expand(4, 3), e[2].expand(4, 3)]), e[1], c, 400, 10,
+    first = torch.cat([e[0].expand(4, 3), e[2].expand(4, 3)])
+    s = simulate_blocking('delta', first, e[1], c, 400, 10,
                           beta=torch.cat([bs, bs]), device=device).double().cpu()
     r = s[:4] / s[4:]; err = float((r - (1 - 2**-0.5)).abs().max())
-    return Verdict(f'ratio {r.min():.6f}..{r.max():.6f} vs floor {1 - 2**-0.5:.6f} (max diff {err:.1e})', err < 1e-12,
+    said = (f'ratio {r.min():.6f}..{r.max():.6f} vs floor {1 - 2**-0.5:.6f} '
+            f'(max diff {err:.1e})')
+    return Verdict(said, err < 1e-12,
                    {'ratios': r.tolist(), 'betas': bs.tolist(), 'floor': 1 - 2**-0.5})
