@@ -9,11 +9,15 @@ from dataclasses import replace
 import torch
 import torch.nn.functional as F
 from ..model.families import FAMILIES
-from ..design.designs import parse_design, refuse_unmodelled, compile_group, written_order
+from ..design.designs import (parse_design, refuse_unmodelled, compile_group,
+                                       written_order)
 import re
 from pathlib import Path
-from .models import TASKS, VectorTask, TokenTask, TrainConfig, trained_family, train, lr_sweep, lr_sweeps, get_model, get_models, checkpoint_path, _load
-from ..base.cache import CacheError, code_kind, entry, legacy_json, migrator, read_json, write_json, need, finite, note, KINDS
+from .models import (TASKS, VectorTask, TokenTask, TrainConfig,
+                                    trained_family, train, lr_sweep, lr_sweeps, get_model,
+                                    get_models, checkpoint_path, _load)
+from ..base.cache import (CacheError, code_kind, entry, legacy_json, migrator,
+                                   read_json, write_json, need, finite, note, KINDS)
 
 # %% auto #0
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'TESTED', 'TESTED_FULL', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'LEARNED_R2',
@@ -36,59 +40,84 @@ def compile_design(design:str,              # a design string, e.g. 'exp: 6A+ | 
                    filler:str='f',          # the reserved filler cue name
                    n_fillers:int=4,         # filler cues per sequence
                   ) -> dict:                # {group: batch dict + 'us' [n,d] + 'probes' [(position, label)]}
-    "Compile a design to `VectorTask` batches, one per group, probes aligned at the end: the steps, their US and the probes (queries) from the design compiler (`compile_group`, in the written order)."
+    ("Compile a design to `VectorTask` batches, one per group, probes aligned at the "
+     "end: the steps, their US and the probes (queries) from the design compiler "
+     "(`compile_group`, in the written order).")
     task = task or TASKS['vector']
     d = parse_design(design); letters = [c for c in d.cues if c != filler]
-    if d.named_us: raise ValueError(f'compile_design trains one US: this design names several ({", ".join(d.outcomes)})')
+    if d.named_us:
+        raise ValueError(f'compile_design trains one US: this design names several '
+                         f'({", ".join(d.outcomes)})')
     refuse_unmodelled(d, 'compile_design')
     probed = {c for g in d.groups for t in g.trial_types if t.probe for c in t.cues}
     letters += [c for c in sorted(probed) if c not in letters]
     need = len(letters) + n_fillers
-    if need > task.n_cues: raise ValueError(f'{need} cues do not fit a vocabulary of {task.n_cues}')
+    if need > task.n_cues:
+        raise ValueError(f'{need} cues do not fit a vocabulary of {task.n_cues}')
     L = max(g.n for g in d.groups) if length is None else length
-    if any(g.n > L for g in d.groups): raise ValueError(f'a group of {max(g.n for g in d.groups)} trials does not fit {L} tokens')
-    if L > task.seq_len: raise ValueError(f'{L} tokens is outside the trained length {task.seq_len}')
+    if any(g.n > L for g in d.groups):
+        raise ValueError(f'a group of {max(g.n for g in d.groups)} trials does not fit '
+                         f'{L} tokens')
+    if L > task.seq_len:
+        raise ValueError(f'{L} tokens is outside the trained length {task.seq_len}')
     gen = torch.Generator().manual_seed(seed)
-    ids = torch.stack([torch.randperm(task.n_cues, generator=gen)[:need] + 1 for _ in range(n)])      # [n, need]
-    cue_id = {c: ids[:, i] for i, c in enumerate(letters)}; fill_id = ids[:, len(letters):]
+    # [n, need]
+    ids = torch.stack([torch.randperm(task.n_cues, generator=gen)[:need] + 1
+                       for _ in range(n)])
+    cue_id = {c: ids[:, i] for i, c in enumerate(letters)}
+    fill_id = ids[:, len(letters):]
     us = F.normalize(torch.randn(n, task.d_out, generator=gen), dim=-1)
     fill_u = F.normalize(torch.randn(n, n_fillers, task.d_out, generator=gen), dim=-1)
     fill_pick = torch.randint(0, n_fillers, (n, L), generator=gen)
     ar = torch.arange(n)
     out = {}
     for g in d.groups:
-        cue = torch.zeros(n, L, 2, dtype=torch.long); o = torch.zeros(n, L, task.d_out); q = torch.zeros(n, L, dtype=torch.bool)
-        inp = compile_group(g, d.cues); rows = written_order(g); on, probe = inp.v[:, 0].tolist(), inp.probe.tolist()   # the design compiler's steps: US (0 on probes), probes
-        if any(p.random for p in g.phases): raise ValueError('randomised phases are not compiled (write the order out)')
+        cue = torch.zeros(n, L, 2, dtype=torch.long)
+        o = torch.zeros(n, L, task.d_out); q = torch.zeros(n, L, dtype=torch.bool)
+        inp = compile_group(g, d.cues)
+        rows = written_order(g)
+        # the design compiler's steps: US (0 on probes), probes
+        on, probe = inp.v[:, 0].tolist(), inp.probe.tolist()
+        if any(p.random for p in g.phases):
+            raise ValueError('randomised phases are not compiled (write the order out)')
         start = L - len(rows); probes = []
         for t in range(L):
-            r = rows[t - start] if t >= start else None; tt = None if r is None else inp.trial_types[r]
+            r = rows[t - start] if t >= start else None
+            tt = None if r is None else inp.trial_types[r]
             if tt is None or tt.cues == (filler,):
-                j = fill_pick[:, t]; cue[:, t, 0] = fill_id[ar, j]; o[:, t] = fill_u[ar, j]
+                j = fill_pick[:, t]
+                cue[:, t, 0] = fill_id[ar, j]; o[:, t] = fill_u[ar, j]
                 continue
-            if len(tt.cues) > 2: raise ValueError('the vector task shows at most two cues per trial')
+            if len(tt.cues) > 2:
+                raise ValueError('the vector task shows at most two cues per trial')
             for i, c in enumerate(tt.cues): cue[:, t, i] = cue_id[c]
-            if probe[r]:                                     # a probe is a query: it reads, and shows no outcome
+            if probe[r]:  # a probe is a query: it reads, and shows no outcome
                 if len(tt.cues) != 1: raise ValueError('queries carry one cue')
                 q[:, t] = True; probes.append((t, tt.label))
-            elif on[r]: o[:, t] = us                          # a + step shows the sequence's outcome
-        out[g.name] = dict(cue=cue, out=o, query=q, target=torch.zeros_like(o), mask=q.clone(), us=us, probes=probes)
+            elif on[r]:
+                o[:, t] = us  # a + step shows the sequence's outcome
+        out[g.name] = dict(cue=cue, out=o, query=q, target=torch.zeros_like(o),
+                           mask=q.clone(), us=us, probes=probes)
     return out
 
 # %% ../../nbs/13_trained_probes.ipynb #0310d704
 @torch.no_grad()
 def probe_scores(model, compiled:dict, device='cpu') -> dict:
-    "{group: {probe label: scores [n]}}: the prediction at each probe projected on the sequence's outcome `o`."
+    ("{group: {probe label: scores [n]}}: the prediction at each probe projected on the "
+     "sequence's outcome `o`.")
     res = {}
     for name, b in compiled.items():
-        p = model({k: v.to(device) for k, v in b.items() if k not in ('us', 'probes')}).cpu()
+        p = model({k: v.to(device) for k, v in b.items()
+                   if k not in ('us', 'probes')}).cpu()
         res[name] = {lab: (p[:, t] * b['us']).sum(-1) for t, lab in b['probes']}
     return res
 
 def _mixer_inputs(model, b:dict) -> list:
-    "The input each mixer of `model` receives on batch `b` (one forward pass, read by hooks)."
+    ("The input each mixer of `model` receives on batch `b` (one forward pass, read by "
+     "hooks).")
     ins = []
-    hooks = [m.register_forward_pre_hook(lambda mod, a: ins.append(a[0])) for m in model.mix]
+    hooks = [m.register_forward_pre_hook(lambda mod, a: ins.append(a[0]))
+             for m in model.mix]
     try: model({k: v for k, v in b.items() if k not in ('us', 'probes')})
     finally:
         for h in hooks: h.remove()
@@ -96,58 +125,70 @@ def _mixer_inputs(model, b:dict) -> list:
 
 # %% ../../nbs/13_trained_probes.ipynb #c0b130ae
 def _by_kind(model, b:dict, kinds:dict, read) -> dict:
-    "{layer: {kind: mean of `read(mixer, its input)` at the positions `kinds[kind]`}}: `read` gives a `[B,T]` tensor, None, or a tuple of them."
+    ("{layer: {kind: mean of `read(mixer, its input)` at the positions `kinds[kind]`}}: "
+     "`read` gives a `[B,T]` tensor, None, or a tuple of them.")
     mean = lambda t, msk: None if t is None else float(t[msk].mean())
     out = {}
     for li, (m, x) in enumerate(zip(model.mix, _mixer_inputs(model, b))):
         r = read(m, x)
-        out[li] = {k: tuple(mean(t, msk) for t in r) if isinstance(r, tuple) else mean(r, msk) for k, msk in kinds.items()}
+        out[li] = {k: tuple(mean(t, msk) for t in r) if isinstance(r, tuple)
+                   else mean(r, msk) for k, msk in kinds.items()}
     return out
 
 # %% ../../nbs/13_trained_probes.ipynb #10de63a6
 def _gates(m, x) -> tuple:
-    "A mixer's write strength β and decay γ at each step, `[B,T]` each (mean over heads; None where the family has none)."
+    ("A mixer's write strength β and decay γ at each step, `[B,T]` each (mean over "
+     "heads; None where the family has none).")
     beta = torch.sigmoid(m.b_proj(x)).mean(-1) if m.b_proj is not None else None
     if m.g_proj is not None: gam = torch.exp(F.logsigmoid(m.g_proj(x)) / 16).mean(-1)
-    elif m.gamma_fixed is not None: gam = m.gamma_fixed.mean().expand(x.shape[:2])   # RetNet's fixed decay per head
+    elif m.gamma_fixed is not None:
+        gam = m.gamma_fixed.mean().expand(x.shape[:2])   # RetNet's fixed decay per head
     else: gam = None
     return beta, gam
 
 @torch.no_grad()
 def read_gates(model, b:dict, kinds:dict) -> dict:
-    "{layer: {kind: (mean beta, mean gamma)}} at the token positions `kinds[kind]` (a bool mask [B,T]) of batch `b`."
+    ("{layer: {kind: (mean beta, mean gamma)}} at the token positions `kinds[kind]` (a "
+     "bool mask [B,T]) of batch `b`.")
     return _by_kind(model, b, kinds, _gates)
 
 # %% ../../nbs/13_trained_probes.ipynb #757ffce4
 def t_cdf(t:float,   # the statistic
           df:float,  # degrees of freedom
          ) -> float:
-    "P(T <= t) for Student's t with `df` degrees of freedom: SciPy's `stdtr` (what `scipy.stats.t.cdf` calls)."
+    ("P(T <= t) for Student's t with `df` degrees of freedom: SciPy's `stdtr` (what "
+     "`scipy.stats.t.cdf` calls).")
     from scipy.special import stdtr
     return float(stdtr(df, t))
 
 def t_ppf(p:float,   # a probability in (0, 1)
           df:float,  # degrees of freedom
          ) -> float:
-    "The quantile of Student's t at `p`, the inverse of `t_cdf`: SciPy's `stdtrit` (what `scipy.stats.t.ppf` calls)."
+    ("The quantile of Student's t at `p`, the inverse of `t_cdf`: SciPy's `stdtrit` "
+     "(what `scipy.stats.t.ppf` calls).")
     from scipy.special import stdtrit
     return float(stdtrit(df, p))
 
 # %% ../../nbs/13_trained_probes.ipynb #de08417c
 def seed_stats(x, margin:float|None=None) -> dict:
-    "Mean, s.e., t 95% CI, two-sided p of mean = 0, and (with `margin`) the TOST p-values against ±margin, over seeds."
+    ("Mean, s.e., t 95% CI, two-sided p of mean = 0, and (with `margin`) the TOST "
+     "p-values against ±margin, over seeds.")
     x = torch.as_tensor(x, dtype=torch.float64).flatten(); n = len(x); df = n - 1
     m = float(x.mean()); se = float(x.std() / math.sqrt(n)) if n > 1 else float('nan')
     q = t_ppf(0.975, df); sd = se if se > 0 else 1e-300
-    r = dict(n=n, mean=m, se=se, ci=[m - q * se, m + q * se], p_zero=2 * (1 - t_cdf(abs(m) / sd, df)), values=x.tolist())
+    r = dict(n=n, mean=m, se=se, ci=[m - q * se, m + q * se],
+             p_zero=2 * (1 - t_cdf(abs(m) / sd, df)), values=x.tolist())
     if margin is not None:
-        r.update(margin=margin, p_below=t_cdf((m - margin) / sd, df),            # H0: mean >= margin
-                 p_above=1 - t_cdf((m + margin) / sd, df))                       # H0: mean <= -margin
+        # H0: mean >= margin
+        r.update(margin=margin, p_below=t_cdf((m - margin) / sd, df),
+                 p_above=1 - t_cdf((m + margin) / sd, df))  # H0: mean <= -margin
         r['p_tost'] = max(r['p_below'], r['p_above'])
     return r
 
 def holm(ps:dict, alpha:float=0.05) -> dict:
-    "Holm step-down: {name: rejected?} for a dict of p-values (our own: SciPy has no Holm, only Benjamini-Hochberg in `false_discovery_control`, and statsmodels is no dependency)."
+    ("Holm step-down: {name: rejected?} for a dict of p-values (our own: SciPy has no "
+     "Holm, only Benjamini-Hochberg in `false_discovery_control`, and statsmodels is no "
+     "dependency).")
     order = sorted(ps, key=ps.get); out, going = {}, True
     for i, k in enumerate(order):
         going = going and ps[k] <= alpha / (len(ps) - i); out[k] = going
@@ -161,187 +202,282 @@ DESIGNS = dict(
     recovery='A: 6A+ | 4A- | {m}(f)+ | #A ; N: 6A+ | 4A- | {m}(f)+ | #N')
 INTERVALS = (0, 4, 8, 16)
 PROBE_LEN = 32
-TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')                   # the trained claims' tested families, fixed before measuring
-TESTED_FULL = ('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla')   # ... at the GPU size (reproduce --full)
+# the trained claims' tested families, fixed before measuring
+TESTED = ('hebbian', 'decay', 'delta', 'gated-delta')
+# ... at the GPU size (reproduce --full)
+TESTED_FULL = ('hebbian', 'decay', 'delta', 'gated-delta', 'softmax', 'gla')
 DEFAULT = dict(families=TESTED, seeds=tuple(range(5)), n=500,
-               train=dict(steps=600, target=0.95), sweep=dict(lrs=(3e-3, 1e-2), steps=150))
+               train=dict(steps=600, target=0.95),
+               sweep=dict(lrs=(3e-3, 1e-2), steps=150))
 FULL = dict(families=TESTED_FULL, seeds=tuple(range(10)), n=1000,
-            train=dict(steps=3000, target=0.98, d_model=128), sweep=dict(lrs=(3e-4, 1e-3, 3e-3, 1e-2), steps=500))
+            train=dict(steps=3000, target=0.98, d_model=128),
+            sweep=dict(lrs=(3e-4, 1e-3, 3e-3, 1e-2), steps=500))
 
-QUICK = dict(DEFAULT, seeds=(0, 1, 2), n=200, train=dict(steps=150, target=0.95, d_model=32), sweep=dict(lrs=(1e-2,), steps=50))
-SIZES = {'protocol': "the protocol's size", 'quick': 'quick check, not the protocol: 3 seeds, d_model 32, 150 steps, 200 probe sequences'}
+QUICK = dict(DEFAULT, seeds=(0, 1, 2), n=200,
+             train=dict(steps=150, target=0.95, d_model=32),
+             sweep=dict(lrs=(1e-2,), steps=50))
+SIZES = {'protocol': "the protocol's size",
+         'quick': 'quick check, not the protocol: 3 seeds, d_model 32, 150 steps, 200 '
+                  'probe sequences'}
 
 def trained_size() -> str:
-    "The size the trained claims run at: `PAVLOVATTN_TRAINED_SIZE` = 'protocol' (default) or 'quick' (a fast check at a smaller size; its rows say so)."
+    ("The size the trained claims run at: `PAVLOVATTN_TRAINED_SIZE` = 'protocol' "
+     "(default) or 'quick' (a fast check at a smaller size; its rows say so).")
     s = os.environ.get('PAVLOVATTN_TRAINED_SIZE', '') or 'protocol'
-    if s not in SIZES: raise ValueError(f"PAVLOVATTN_TRAINED_SIZE must be one of {', '.join(SIZES)}; got {s!r}")
+    if s not in SIZES:
+        raise ValueError(f"PAVLOVATTN_TRAINED_SIZE must be one of {', '.join(SIZES)}; "
+                         f"got {s!r}")
     return s
 
 # %% ../../nbs/13_trained_probes.ipynb #199b0866
 def _sized(v):
-    "A trained claim's verdict with the size it ran at: in `data['size']`, and in front of the measured line when it is not the protocol's."
+    ("A trained claim's verdict with the size it ran at: in `data['size']`, and in front "
+     "of the measured line when it is not the protocol's.")
     s = trained_size()
-    return type(v)(v.measured if s == 'protocol' else f'[{SIZES[s]}] {v.measured}', v.passed, dict(v.data or {}, size=s))
+    return type(v)(v.measured if s == 'protocol' else f'[{SIZES[s]}] {v.measured}',
+                   v.passed, dict(v.data or {}, size=s))
 
-def _design(name, m=0): return DESIGNS[name].replace('{m}(f)+ | ', f'{m}(f)+ | ' if m else '')
+def _design(name, m=0):
+    return DESIGNS[name].replace('{m}(f)+ | ', f'{m}(f)+ | ' if m else '')
 
 # %% ../../nbs/13_trained_probes.ipynb #90b0940a
 def measure_model(model, n:int=500, seed:int=0, device='cpu') -> dict:
-    "Per-model means of every probe score: s_acq, blocking (exp, ctrl, BI), overshadowing (comp, single, OI), recovery s_A(m), s_N(m), R(m)."
-    c = lambda name, m=0: probe_scores(model, compile_design(_design(name, m), n=n, seed=seed, length=PROBE_LEN), device)
+    ("Per-model means of every probe score: s_acq, blocking (exp, ctrl, BI), "
+     "overshadowing (comp, single, OI), recovery s_A(m), s_N(m), R(m).")
+    c = lambda name, m=0: probe_scores(model,
+                                       compile_design(_design(name, m), n=n, seed=seed,
+                                                      length=PROBE_LEN), device)
     mean = lambda t: float(t.mean())
     bl, ov, ac = c('blocking'), c('overshadowing'), c('acquisition')
-    r = dict(s_acq=mean(ac['acq']['#A']), block_exp=mean(bl['exp']['#B']), block_ctrl=mean(bl['ctrl']['#B']),
+    r = dict(s_acq=mean(ac['acq']['#A']), block_exp=mean(bl['exp']['#B']),
+             block_ctrl=mean(bl['ctrl']['#B']),
              over_comp=mean(ov['comp']['#B']), over_single=mean(ov['single']['#B']))
     r['BI'], r['OI'] = r['block_ctrl'] - r['block_exp'], r['over_single'] - r['over_comp']
     sA, sN = {}, {}
     for m in INTERVALS:
         rc = c('recovery', m); sA[m], sN[m] = mean(rc['A']['#A']), mean(rc['N']['#N'])
-    r.update(s_A=sA, s_N=sN, R={m: (sA[m] - sA[0]) - (sN[m] - sN[0]) for m in INTERVALS if m})
+    r.update(s_A=sA, s_N=sN,
+             R={m: (sA[m] - sA[0]) - (sN[m] - sN[0]) for m in INTERVALS if m})
     return r
 
 # %% ../../nbs/13_trained_probes.ipynb #12e5534a
-code_kind('probes', 1, 'probes', ('pavlovattn.apps.probes:compile_design', 'pavlovattn.apps.probes:probe_scores', 'pavlovattn.apps.probes:_design',
-          'pavlovattn.apps.probes:measure_model', 'pavlovattn.apps.probes:DESIGNS', 'pavlovattn.apps.probes:INTERVALS', 'pavlovattn.apps.probes:PROBE_LEN', 'pavlovattn.design.designs'))
+code_kind('probes', 1, 'probes',
+          ('pavlovattn.apps.probes:compile_design', 'pavlovattn.apps.probes:probe_scores',
+           'pavlovattn.apps.probes:_design',
+          'pavlovattn.apps.probes:measure_model', 'pavlovattn.apps.probes:DESIGNS',
+           'pavlovattn.apps.probes:INTERVALS', 'pavlovattn.apps.probes:PROBE_LEN',
+           'pavlovattn.design.designs'))
 
 def _probe_key(cfg:TrainConfig, n:int) -> str:
-    "Cache name of one model's probe results: the checkpoint's key, `n`, and a hash of the probe protocol (designs, intervals, length)."
+    ("Cache name of one model's probe results: the checkpoint's key, `n`, and a hash of "
+     "the probe protocol (designs, intervals, length).")
     proto = json.dumps([DESIGNS, INTERVALS, PROBE_LEN, n], sort_keys=True)
     return f"{cfg.key()}-" + hashlib.sha1(proto.encode()).hexdigest()[:10]
 
 def _measured_on(sha:str, check):
-    "`check`, after checking that the results were measured on the checkpoint whose hash is `sha` (its 'model' field)."
+    ("`check`, after checking that the results were measured on the checkpoint whose "
+     "hash is `sha` (its 'model' field).")
     def c(o):
-        need(o.get('model') == sha, "they were measured on another checkpoint of this model (it was trained again)"); return check({k: v for k, v in o.items() if k != 'model'})
+        need(o.get('model') == sha,
+             "they were measured on another checkpoint of this model (it was trained "
+             "again)")
+        return check({k: v for k, v in o.items() if k != 'model'})
     return c
 
 _SCALARS = ('s_acq', 'block_exp', 'block_ctrl', 'over_comp', 'over_single', 'BI', 'OI')
 
 # %% ../../nbs/13_trained_probes.ipynb #96b87472
 def _probe_check(o:dict) -> dict:
-    "The check of cached probe results: every score finite (|x| <= 1e6), s_A and s_N at every interval, R at every m > 0, BI and OI their differences; intervals back as ints."
+    ("The check of cached probe results: every score finite (|x| <= 1e6), s_A and s_N at "
+     "every interval, R at every m > 0, BI and OI their differences; intervals back as "
+     "ints.")
     want = {*_SCALARS, 's_A', 's_N', 'R'}
-    need(set(o) == want, f"missing {sorted(want - set(o))}, unexpected {sorted(set(o) - want)}")
+    need(set(o) == want,
+         f"missing {sorted(want - set(o))}, unexpected {sorted(set(o) - want)}")
     for k in _SCALARS: finite(o[k], -1e6, 1e6, k)
-    for k, ms in (('s_A', INTERVALS), ('s_N', INTERVALS), ('R', [m for m in INTERVALS if m])):
-        need(isinstance(o[k], dict) and sorted(o[k]) == sorted(str(m) for m in ms), f'{k} is not given at the intervals {list(ms)}')
+    for k, ms in (('s_A', INTERVALS), ('s_N', INTERVALS),
+                  ('R', [m for m in INTERVALS if m])):
+        need(isinstance(o[k], dict) and sorted(o[k]) == sorted(str(m) for m in ms),
+             f'{k} is not given at the intervals {list(ms)}')
         for m, v in o[k].items(): finite(v, -1e6, 1e6, f'{k}[{m}]')
-    need(abs(o['BI'] - (o['block_ctrl'] - o['block_exp'])) <= 1e-9 * (1 + abs(o['BI'])), 'BI is not block_ctrl - block_exp')
-    need(abs(o['OI'] - (o['over_single'] - o['over_comp'])) <= 1e-9 * (1 + abs(o['OI'])), 'OI is not over_single - over_comp')
+    need(abs(o['BI'] - (o['block_ctrl'] - o['block_exp'])) <= 1e-9 * (1 + abs(o['BI'])),
+         'BI is not block_ctrl - block_exp')
+    need(abs(o['OI'] - (o['over_single'] - o['over_comp'])) <= 1e-9 * (1 + abs(o['OI'])),
+         'OI is not over_single - over_comp')
     return {**o, **{k: {int(m): v for m, v in o[k].items()} for k in ('s_A', 's_N', 'R')}}
 
 # %% ../../nbs/13_trained_probes.ipynb #3cbd7a70
 def _store(path, r:dict, kind:str='probes'):
-    "Cache one model's probe results (strict JSON, atomically, with the code version of `kind`); results with a non-finite score are used but not cached (one line)."
+    ("Cache one model's probe results (strict JSON, atomically, with the code version of "
+     "`kind`); results with a non-finite score are used but not cached (one line).")
     try: write_json(path, r, kind)
-    except ValueError as e: note(f'pavlovattn: probe results for {path.name} not cached ({e}: a score is not finite)')
+    except ValueError as e:
+        note(f'pavlovattn: probe results for {path.name} not cached ({e}: a score is not '
+             f'finite)')
 
 def _trained(met:dict) -> dict:
-    "What a result row keeps of a model's training: its metric, steps and time, and whether it was trained here or loaded, from which checkpoint."
-    return dict(final_metric=met['final_metric'], steps=met['steps'], seconds=met['seconds'], cached=met['source'] == 'loaded',
+    ("What a result row keeps of a model's training: its metric, steps and time, and "
+     "whether it was trained here or loaded, from which checkpoint.")
+    return dict(final_metric=met['final_metric'], steps=met['steps'],
+                seconds=met['seconds'], cached=met['source'] == 'loaded',
                 source=met['source'], checkpoint=met['checkpoint'])
 
-def family_configs(rule:str, seeds, train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', device='cpu', retrain:bool=False) -> tuple:
-    "(the `TrainConfig` of each seed of `rule`, its learning-rate sweep): `train_kw` (default `DEFAULT['train']`) with `lr`: no sweep."
-    kw = dict(train_kw or DEFAULT['train']); base = TrainConfig(task=task, rule=rule, **kw)
-    sw = dict(best=kw['lr'], metric=None) if 'lr' in kw else lr_sweep(base, device=device, retrain=retrain, **(sweep or DEFAULT['sweep']))
+def family_configs(rule:str, seeds, train_kw:dict|None=None, sweep:dict|None=None,
+                   task:str='vector', device='cpu', retrain:bool=False) -> tuple:
+    ("(the `TrainConfig` of each seed of `rule`, its learning-rate sweep): `train_kw` "
+     "(default `DEFAULT['train']`) with `lr`: no sweep.")
+    kw = dict(train_kw or DEFAULT['train'])
+    base = TrainConfig(task=task, rule=rule, **kw)
+    sw = dict(best=kw['lr'], metric=None) if 'lr' in kw else lr_sweep(base, device=device,
+            retrain=retrain, **(sweep or DEFAULT['sweep']))
     return [replace(base, seed=s, lr=sw['best']) for s in seeds], sw
 
 def _prefetch(cfgs, device, retrain:bool, progress:bool):
-    "Train every missing model of a protocol at once (`get_models`), before it is measured family by family (with `retrain`, each family trains its own)."
+    ("Train every missing model of a protocol at once (`get_models`), before it is "
+     "measured family by family (with `retrain`, each family trains its own).")
     if not retrain: get_models(cfgs, device, progress=progress, load=False)
 
-def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu', retrain:bool=False, progress:bool=True,
-                   train_kw:dict|None=None, sweep:dict|None=None, task:str='vector', bar=None) -> dict:
-    "Train/load one model per seed of `rule` (a vector task; the missing ones at once, `get_models`) and measure it (probe results cached beside the checkpoint); `train_kw` with `lr`: no sweep; `bar`: a tqdm bar advanced once per model."
+def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu',
+                   retrain:bool=False, progress:bool=True,
+                   train_kw:dict|None=None, sweep:dict|None=None, task:str='vector',
+                   bar=None) -> dict:
+    ("Train/load one model per seed of `rule` (a vector task; the missing ones at once, "
+     "`get_models`) and measure it (probe results cached beside the checkpoint); "
+     "`train_kw` with `lr`: no sweep; `bar`: a tqdm bar advanced once per model.")
     cfgs, sw = family_configs(rule, seeds, train_kw, sweep, task, device, retrain)
     per, tr = [], []
     for cfg, (model, met) in zip(cfgs, get_models(cfgs, device, retrain, progress)):
         path, s = entry('probes', _probe_key(cfg, n)), cfg.seed
-        r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results', 'probes') if not retrain else None
-        if r is None: r = measure_model(model, n, 0, device); _store(path, dict(r, model=met['sha256']))
+        r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results',
+                      'probes') if not retrain else None
+        if r is None:
+            r = measure_model(model, n, 0, device)
+            _store(path, dict(r, model=met['sha256']))
         per.append(r); tr.append(_trained(met))
-        if bar is not None: bar.update(1); bar.set_postfix_str(f'{task}/{cfg.rule}/s{s} {met["source"]} ({met["seconds"]:.0f} s)')
-    return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'], sweep=sw['metric'])
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix_str(f'{task}/{cfg.rule}/s{s} {met["source"]} '
+                                f'({met["seconds"]:.0f} s)')
+    return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr, lr=sw['best'],
+                sweep=sw['metric'])
 
 # %% ../../nbs/13_trained_probes.ipynb #9d8896c1
 def family_stats(res:dict) -> dict:
-    "Protocol statistics for one family's `measure_family` result: s_acq, margin, BI, OI, R(m) (mean, s.e., CI, p-values)."
+    ("Protocol statistics for one family's `measure_family` result: s_acq, margin, BI, "
+     "OI, R(m) (mean, s.e., CI, p-values).")
     per = res['per_seed']; col = lambda k: [p[k] for p in per]
     s_acq = seed_stats(col('s_acq')); margin = 0.2 * s_acq['mean']
-    out = dict(rule=res['rule'], n_seeds=len(per), lr=res['lr'], margin=margin, s_acq=s_acq,
+    out = dict(rule=res['rule'], n_seeds=len(per), lr=res['lr'], margin=margin,
+               s_acq=s_acq,
                train_r2=seed_stats([t['final_metric'] for t in res['train']]),
                BI=seed_stats(col('BI'), margin), OI=seed_stats(col('OI'), margin),
-               R={m: seed_stats([p['R'][m] for p in per], margin) for m in INTERVALS if m},
+               R={m: seed_stats([p['R'][m] for p in per], margin) for m in INTERVALS
+                  if m},
                s_A={m: seed_stats([p['s_A'][m] for p in per]) for m in INTERVALS},
                s_N={m: seed_stats([p['s_N'][m] for p in per]) for m in INTERVALS})
     return out
 
 # %% ../../nbs/13_trained_probes.ipynb #a6b345e9
-def _settings(full): return FULL if full else QUICK if trained_size() == 'quick' else DEFAULT
+def _settings(full):
+    return FULL if full else QUICK if trained_size() == 'quick' else DEFAULT
 
 def _models_bar(total:int, desc:str, progress:bool):
-    "A tqdm bar over `total` models (rate and ETA; `measure_family` names the model it finished), or None."
+    ("A tqdm bar over `total` models (rate and ETA; `measure_family` names the model it "
+     "finished), or None.")
     if not progress: return None
     try: from tqdm.auto import tqdm
     except ImportError: return None
     return tqdm(total=total, desc=desc, unit='model')
 
-def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True, families=None) -> dict:
-    "`family_stats(measure_family(...))` for every family of the (default or full) set; with `progress`, a bar over the models (ETA) above each model's bar of steps."
+def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True,
+                 families=None) -> dict:
+    ("`family_stats(measure_family(...))` for every family of the (default or full) set; "
+     "with `progress`, a bar over the models (ETA) above each model's bar of steps.")
     st = _settings(full); fams = families or st['families']
-    if not retrain and 'lr' not in st['train']: lr_sweeps([TrainConfig(task='vector', rule=r, **st['train']) for r in fams], device=device, **st['sweep'])
-    _prefetch([c for r in fams for c in family_configs(r, st['seeds'], st['train'], st['sweep'], 'vector', device)[0]], device, retrain, progress)
+    if not retrain and 'lr' not in st['train']:
+        lr_sweeps([TrainConfig(task='vector', rule=r, **st['train']) for r in fams],
+                  device=device, **st['sweep'])
+    _prefetch([c for r in fams
+               for c in family_configs(r, st['seeds'], st['train'], st['sweep'], 'vector',
+                                       device)[0]], device, retrain, progress)
     bar = _models_bar(len(fams) * len(st['seeds']), 'trained models', progress)
-    try: return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain, progress, st['train'], st['sweep'], bar=bar)) for r in fams}
+    try:
+        return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain,
+                                               progress, st['train'], st['sweep'],
+                                               bar=bar)) for r in fams}
     finally:
         if bar is not None: bar.close()
 
 # %% ../../nbs/13_trained_probes.ipynb #31856cad
-LEARNED_R2 = 0.5   # the page's criterion for a model that learned the task: mean training R² over the seeds
-PAPER_SIDES = lambda key_v1: Paper(0, 'at most', key='wholly_against', key_v1=key_v1, undecided='undecided', precondition=f'every tested family learned the task (mean training R² >= {LEARNED_R2} over its seeds)')
+# the page's criterion for a model that learned the task: mean training R² over the seeds
+LEARNED_R2 = 0.5
+PAPER_SIDES = lambda key_v1: Paper(0, 'at most', key='wholly_against', key_v1=key_v1,
+                                   undecided='undecided',
+                                   precondition=f'every tested family learned the task '
+                                                f'(mean training R² >= {LEARNED_R2} over '
+                                                f'its seeds)')
 
 def _side(ci, lo, hi) -> str:
-    "Where an interval lies against the paper's band (lo, hi) (None: unbounded): inside it, wholly outside it, or across an edge."
+    ("Where an interval lies against the paper's band (lo, hi) (None: unbounded): inside "
+     "it, wholly outside it, or across an edge.")
     inside = (lo is None or ci[0] > lo) and (hi is None or ci[1] < hi)
     outside = (lo is not None and ci[1] <= lo) or (hi is not None and ci[0] >= hi)
     return 'agrees' if inside else 'differs' if outside else 'not shown'
 
 def _paper_sides(sides:dict, stats:dict) -> dict:
-    "The data the three-valued paper rule reads: each item's side, the undecided count, and whether every family learned."
-    return dict(sides=sides, undecided=sum(v == 'not shown' for v in sides.values()), wholly_against=sum(v == 'differs' for v in sides.values()),
-                precondition_met=all(s['train_r2']['mean'] >= LEARNED_R2 for s in stats.values()))
+    ("The data the three-valued paper rule reads: each item's side, the undecided count, "
+     "and whether every family learned.")
+    return dict(sides=sides, undecided=sum(v == 'not shown' for v in sides.values()),
+                wholly_against=sum(v == 'differs' for v in sides.values()),
+                precondition_met=all(s['train_r2']['mean'] >= LEARNED_R2
+                                     for s in stats.values()))
 
 # %% ../../nbs/13_trained_probes.ipynb #dae07ba2
 def cue_competition_verdict(stats:dict) -> Verdict:
-    "The pre-registered check and the against-the-paper count for `trained-cue-competition`."
+    ("The pre-registered check and the against-the-paper count for "
+     "`trained-cue-competition`.")
     ps, against, parts, sides = {}, [], [], {}
     for r, s in stats.items():
         bi = s['BI']; ec = (FAMILIES[r].model == 'rw')
         ps[r] = bi['p_zero'] if ec else bi['p_tost']
         if ec and not (bi['mean'] > 0 and bi['ci'][0] > 0): against.append(r)
         if not ec and bi['ci'][0] > s['margin']: against.append(r)
-        sides[r] = _side(bi['ci'], 0, None) if ec else _side(bi['ci'], -s['margin'], s['margin'])
+        sides[r] = _side(bi['ci'], 0, None) if ec else _side(bi['ci'], -s['margin'],
+                                                             s['margin'])
     rej = holm(ps)
-    ok = all(rej[r] and (stats[r]['BI']['mean'] > 0 or not (FAMILIES[r].model == 'rw')) for r in stats)
+    ok = all(rej[r] and (stats[r]['BI']['mean'] > 0 or not (FAMILIES[r].model == 'rw'))
+             for r in stats)
     for r, s in stats.items():
-        parts.append(f"{r} BI {s['BI']['mean']:+.3f}±{s['BI']['se']:.3f} ({'present' if (FAMILIES[r].model == 'rw') else 'absent'}: "
+        parts.append(f"{r} BI {s['BI']['mean']:+.3f}±{s['BI']['se']:.3f} "
+                     f"({'present' if (FAMILIES[r].model == 'rw') else 'absent'}: "
                      f"{'yes' if rej[r] else 'no'})")
-    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps, **_paper_sides(sides, stats),
-                per_family={r: dict(BI=s['BI'], OI=s['OI'], s_acq=s['s_acq'], margin=s['margin'], lr=s['lr'], train_r2=s['train_r2'],
-                                    error_correcting=(FAMILIES[r].model == 'rw')) for r, s in stats.items()})
+    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps,
+                **_paper_sides(sides, stats),
+                per_family={r: dict(BI=s['BI'], OI=s['OI'], s_acq=s['s_acq'],
+                                    margin=s['margin'], lr=s['lr'],
+                                    train_r2=s['train_r2'],
+                                    error_correcting=(FAMILIES[r].model == 'rw'))
+                            for r, s in stats.items()})
     return Verdict('; '.join(parts), ok, data)
 
 # %% ../../nbs/13_trained_probes.ipynb #1eb92cc9
 def recovery_verdict(stats:dict) -> Verdict:
-    "The pre-registered check and the against-the-paper count for `trained-no-spontaneous-recovery`."
+    ("The pre-registered check and the against-the-paper count for "
+     "`trained-no-spontaneous-recovery`.")
     ps = {f'{r}@{m}': s['R'][m]['p_below'] for r, s in stats.items() for m in s['R']}
-    rej = holm(ps); against = sorted({r for r, s in stats.items() for m in s['R'] if s['R'][m]['ci'][0] > s['margin']})
+    rej = holm(ps)
+    against = sorted({r for r, s in stats.items() for m in s['R']
+                      if s['R'][m]['ci'][0] > s['margin']})
     worst = {r: max(s['R'].values(), key=lambda x: x['mean']) for r, s in stats.items()}
-    parts = [f"{r} max R {w['mean']:+.3f}±{w['se']:.3f} (δ {stats[r]['margin']:.3f})" for r, w in worst.items()]
-    sides = {r: 'differs' if r in against else 'agrees' if all(x['ci'][1] < s['margin'] for x in s['R'].values()) else 'not shown' for r, s in stats.items()}
-    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps, **_paper_sides(sides, stats),
-                per_family={r: dict(R=s['R'], s_A=s['s_A'], s_N=s['s_N'], s_acq=s['s_acq'], margin=s['margin'], lr=s['lr'],
+    parts = [f"{r} max R {w['mean']:+.3f}±{w['se']:.3f} (δ {stats[r]['margin']:.3f})"
+             for r, w in worst.items()]
+    sides = {r: 'differs' if r in against else 'agrees'
+             if all(x['ci'][1] < s['margin'] for x in s['R'].values()) else 'not shown'
+             for r, s in stats.items()}
+    data = dict(families_against_paper=len(against), against=against, holm=rej, p=ps,
+                **_paper_sides(sides, stats),
+                per_family={r: dict(R=s['R'], s_A=s['s_A'], s_N=s['s_N'],
+                                    s_acq=s['s_acq'], margin=s['margin'], lr=s['lr'],
                                     train_r2=s['train_r2']) for r, s in stats.items()})
     return Verdict('; '.join(parts), all(rej.values()), data)
 
@@ -350,52 +486,75 @@ _CACHE = {}
 # %% ../../nbs/13_trained_probes.ipynb #181f1703
 def _stats(full, device):
     k = (full, str(device), trained_size())
-    if k not in _CACHE: _CACHE[k] = run_families(full, device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', progress=claim_progress())
+    if k not in _CACHE:
+        _CACHE[k] = run_families(full, device,
+                                 retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1',
+                                 progress=claim_progress())
     return _CACHE[k]
 
-def _trained_claim(id:str, text:str, source:str, expected:str, verdict, name:str, stats=None, paper=None):
-    "Register the trained-model claim `id`: `verdict(stats(full, device))` (default `stats`: the default set's models), its row saying the size it ran at."
-    def run(full=False, device='cpu'): return _sized(verdict((stats or _stats)(full, device)))
+def _trained_claim(id:str, text:str, source:str, expected:str, verdict, name:str,
+                   stats=None, paper=None):
+    ("Register the trained-model claim `id`: `verdict(stats(full, device))` (default "
+     "`stats`: the default set's models), its row saying the size it ran at.")
+    def run(full=False, device='cpu'):
+        return _sized(verdict((stats or _stats)(full, device)))
     run.__name__ = run.__qualname__ = name
     claim(id, text, source=source, expected=expected, paper=paper)(run)
 
 _trained_claim('trained-cue-competition',
-       'cue competition persists in trained models (error-correcting attention trained on generic in-context association tasks shows '
-       'blocking, contiguity attention does not)', source='paper C3 (trained-model half); protocol ours (trained-probes page)',
-       expected='5 seeds per family (vector task, d_model 64, 2 layers): blocking index > 0 for delta and gated-delta (t-test), within '
+       'cue competition persists in trained models (error-correcting attention trained '
+       'on generic in-context association tasks shows '
+       'blocking, contiguity attention does not)',
+               source='paper C3 (trained-model half); protocol ours (trained-probes page)',
+       expected='5 seeds per family (vector task, d_model 64, 2 layers): blocking index '
+                '> 0 for delta and gated-delta (t-test), within '
                 '±0.2·s_acq for hebbian and decay (TOST); alpha 0.05, Holm',
        paper=PAPER_SIDES('families_against_paper'),
        verdict=cue_competition_verdict, name='_claim_trained_cue_competition')
 
 # %% ../../nbs/13_trained_probes.ipynb #87effd21
 _trained_claim('trained-no-spontaneous-recovery',
-       'no spontaneous recovery in trained models (never-presented-cue controls, probes within the trained range)',
+       'no spontaneous recovery in trained models (never-presented-cue controls, probes '
+       'within the trained range)',
        source='paper C6 (trained-model half); protocol ours (trained-probes page)',
-       expected='5 seeds per family (hebbian, decay, delta, gated-delta): R(m) = [s_A(m)-s_A(0)] - [s_N(m)-s_N(0)] < 0.2·s_acq '
-                'for m = 4, 8, 16 (one-sided t-test, the recovery side of TOST); alpha 0.05, Holm',
+       expected='5 seeds per family (hebbian, decay, delta, gated-delta): R(m) = '
+                '[s_A(m)-s_A(0)] - [s_N(m)-s_N(0)] < 0.2·s_acq '
+                'for m = 4, 8, 16 (one-sided t-test, the recovery side of TOST); alpha '
+                '0.05, Holm',
        paper=PAPER_SIDES('families_against_paper'),
        verdict=recovery_verdict, name='_claim_trained_no_recovery')
 
 # %% ../../nbs/13_trained_probes.ipynb #ab30a002
 ABLATION = dict(families=TESTED, seeds=tuple(range(5)), n=300,
-                conv=(4, 0), out_norm=(True, False), single=((4, True), (0, False)),   # all four cells with compounds; two without
-                train=dict(lr=1e-2, steps=300, target=0.95))        # d_model 64, 2 layers, 2 heads, batch 32: TrainConfig's defaults
-ABLATION['cells'] = tuple(('vector', c, o) for c in ABLATION['conv'] for o in ABLATION['out_norm']) + tuple(('vector-single', c, o) for c, o in ABLATION['single'])
-MARGIN_FRAC, POWER = 0.2, 0.8        # margin = 0.2 x the error-correcting family's mean s_acq; power of the stated detectable effects
+                # all four cells with compounds; two without
+                conv=(4, 0), out_norm=(True, False), single=((4, True), (0, False)),
+                # d_model 64, 2 layers, 2 heads, batch 32: TrainConfig's defaults
+                train=dict(lr=1e-2, steps=300, target=0.95))
+ABLATION['cells'] = tuple(('vector', c, o) for c in ABLATION['conv']
+                          for o in ABLATION['out_norm']) + tuple(('vector-single', c, o)
+                                  for c, o in ABLATION['single'])
+# margin = 0.2 x the error-correcting family's mean s_acq; power of the stated detectable
+# effects
+MARGIN_FRAC, POWER = 0.2, 0.8
 
 def _ec(r): return FAMILIES[r].model == 'rw'
 
 def diff_stats(a:dict, b:dict, margin:float) -> dict:
-    "Difference of two families' `seed_stats` (independent seeds): mean, Welch s.e., df and 95% CI, and the smallest true difference for which 'CI above `margin`' has power `POWER`."
+    ("Difference of two families' `seed_stats` (independent seeds): mean, Welch s.e., df "
+     "and 95% CI, and the smallest true difference for which 'CI above `margin`' has "
+     "power `POWER`.")
     se = math.sqrt(a['se'] ** 2 + b['se'] ** 2); na, nb = a['n'], b['n']
-    den = (a['se'] ** 4 / (na - 1) if na > 1 else 0) + (b['se'] ** 4 / (nb - 1) if nb > 1 else 0)
+    den = (a['se'] ** 4 / (na - 1) if na > 1 else 0) + (b['se'] ** 4 / (nb - 1) if nb > 1
+                                                        else 0)
     df = se ** 4 / den if den > 0 else float(na + nb - 2)
     m, q = a['mean'] - b['mean'], t_ppf(0.975, df)
     return dict(mean=m, se=se, df=df, ci=[m - q * se, m + q * se], margin=margin,
                 detectable=margin + (q + t_ppf(POWER, df)) * se)
 
 def equivalence_power(s:dict, margin:float) -> dict:
-    "For a TOST at `margin` on one family's `seed_stats`: the smallest margin it establishes with power `POWER` when the true effect is 0, and its power at `margin`."
+    ("For a TOST at `margin` on one family's `seed_stats`: the smallest margin it "
+     "establishes with power `POWER` when the true effect is 0, and its power at "
+     "`margin`.")
     df = s['n'] - 1; q = t_ppf(0.95, df); se = s['se']
     smallest = (q + t_ppf(1 - (1 - POWER) / 2, df)) * se
     power = max(0.0, 2 * t_cdf(margin / se - q, df) - 1) if se > 0 else 1.0
@@ -403,9 +562,12 @@ def equivalence_power(s:dict, margin:float) -> dict:
 
 # %% ../../nbs/13_trained_probes.ipynb #76f5b0b2
 def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
-    "Pre-registered: every (error-correcting, contiguity) pair shows the dissociation of index `key` (BI or OI) by difference."
+    ("Pre-registered: every (error-correcting, contiguity) pair shows the dissociation "
+     "of index `key` (BI or OI) by difference.")
     ec, co = [r for r in stats if _ec(r)], [r for r in stats if not _ec(r)]
-    if not ec or not co: raise ValueError(f'the dissociation needs an error-correcting and a contiguity family; got {list(stats)}')
+    if not ec or not co:
+        raise ValueError(f'the dissociation needs an error-correcting and a contiguity '
+                         f'family; got {list(stats)}')
     pairs, parts, against, sides = {}, [], [], {}
     for e in ec:
         m = MARGIN_FRAC * stats[e]['s_acq']['mean']; se_ = stats[e][key]
@@ -415,75 +577,113 @@ def dissociation_verdict(stats:dict, key:str='BI') -> Verdict:
             if d['ci'][1] < m or se_['ci'][1] < m: against.append(f'{e}-{c}')
             sides[f'{e}-{c}'] = 'agrees' if present else 'differs' if f'{e}-{c}' in against else 'not shown'
             pairs[f'{e}-{c}'] = dict(diff=d, ec_index=se_, present=present, margin=m,
-                                     margin_of_ec_effect=m / se_['mean'] if se_['mean'] > 0 else None, s_acq=stats[e]['s_acq']['mean'])
-            parts.append(f"{e}−{c} Δ{key} {d['mean']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}] vs {m:.3f}: {'present' if present else 'not shown'}")
+                                     margin_of_ec_effect=m / se_['mean']
+                                     if se_['mean'] > 0 else None,
+                                     s_acq=stats[e]['s_acq']['mean'])
+            parts.append(f"{e}−{c} Δ{key} {d['mean']:+.3f} [{d['ci'][0]:+.3f}, "
+                         f"{d['ci'][1]:+.3f}] vs {m:.3f}: "
+                         f"{'present' if present else 'not shown'}")
     return Verdict('; '.join(parts), all(p['present'] for p in pairs.values()),
-                   dict(pairs=pairs, pairs_against_paper=len(against), against=against, key=key, **_paper_sides(sides, stats)))
+                   dict(pairs=pairs, pairs_against_paper=len(against), against=against,
+                        key=key, **_paper_sides(sides, stats)))
 
 _ABL = {}
 
 # %% ../../nbs/13_trained_probes.ipynb #5cf4f088
-def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None, settings:dict|None=None) -> dict:
-    "{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or `cells`; `settings` replaces `ABLATION`), trained or loaded; one bar over all models, with ETA."
+def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=None,
+                 settings:dict|None=None) -> dict:
+    ("{(task, conv_size, out_norm): {family: family_stats}} over the `ABLATION` grid (or "
+     "`cells`; `settings` replaces `ABLATION`), trained or loaded; one bar over all "
+     "models, with ETA.")
     A = settings or ABLATION; cells = list(cells or A['cells'])
     kws = {(t, c, o): dict(A['train'], conv_size=c, out_norm=o) for t, c, o in cells}
-    _prefetch([x for (t, c, o), kw in kws.items() for r in A['families'] for x in family_configs(r, A['seeds'], kw, None, t, device)[0]], device, retrain, progress)
-    bar = _models_bar(len(cells) * len(A['families']) * len(A['seeds']), 'ablation models', progress)
+    _prefetch([x for (t, c, o), kw in kws.items() for r in A['families']
+               for x in family_configs(r, A['seeds'], kw, None, t, device)[0]], device,
+              retrain, progress)
+    bar = _models_bar(len(cells) * len(A['families']) * len(A['seeds']),
+                      'ablation models', progress)
     try:
         out = {}
         for (t, c, o), kw in kws.items():
-            out[(t, c, o)] = {r: family_stats(measure_family(r, A['seeds'], A['n'], device, retrain, progress, kw, task=t, bar=bar)) for r in A['families']}
+            out[(t, c, o)] = {r: family_stats(measure_family(r, A['seeds'], A['n'],
+                    device, retrain, progress, kw, task=t, bar=bar))
+                              for r in A['families']}
         return out
     finally:
         if bar is not None: bar.close()
 
 def without_conv_verdict(ab:dict) -> Verdict:
-    "Pre-registered: the blocking dissociation (by difference) holds in both cells without the short convolution (task with compounds)."
-    vs = {o: dissociation_verdict(ab[('vector', 0, o)], 'BI') for o in ABLATION['out_norm']}
-    parts = [f"no conv, read-out norm {'on' if o else 'off'}: {'holds' if v.passed else 'not shown'} ({v.measured})" for o, v in vs.items()]
+    ("Pre-registered: the blocking dissociation (by difference) holds in both cells "
+     "without the short convolution (task with compounds).")
+    vs = {o: dissociation_verdict(ab[('vector', 0, o)], 'BI')
+          for o in ABLATION['out_norm']}
+    parts = [f"no conv, read-out norm {'on' if o else 'off'}: "
+             f"{'holds' if v.passed else 'not shown'} ({v.measured})"
+             for o, v in vs.items()]
     return Verdict('; '.join(parts), all(v.passed for v in vs.values()),
                    dict(cells={f"conv0-norm{int(o)}": v.data for o, v in vs.items()},
-                        pairs_against_paper=sum(v.data['pairs_against_paper'] for v in vs.values()),
-                        undecided=sum(v.data['undecided'] for v in vs.values()), precondition_met=all(v.data['precondition_met'] for v in vs.values())))
+                        pairs_against_paper=sum(v.data['pairs_against_paper']
+                                                for v in vs.values()),
+                        undecided=sum(v.data['undecided'] for v in vs.values()),
+                        precondition_met=all(v.data['precondition_met']
+                                             for v in vs.values())))
 
 # %% ../../nbs/13_trained_probes.ipynb #2cce540e
 def _ablation(full, device):
     k, quick = (str(device), trained_size()), trained_size() == 'quick'
-    st = dict(ABLATION, seeds=QUICK['seeds'], n=QUICK['n'], train=dict(ABLATION['train'], **QUICK['train'])) if quick else ABLATION
-    if k not in _ABL: _ABL[k] = run_ablation(device, retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1', settings=st, progress=claim_progress())
+    st = dict(ABLATION, seeds=QUICK['seeds'], n=QUICK['n'],
+              train=dict(ABLATION['train'], **QUICK['train'])) if quick else ABLATION
+    if k not in _ABL:
+        _ABL[k] = run_ablation(device,
+                               retrain=os.environ.get('PAVLOVATTN_RETRAIN', '') == '1',
+                               settings=st, progress=claim_progress())
     return _ABL[k]
 
 # %% ../../nbs/13_trained_probes.ipynb #cddfac4a
 _trained_claim('trained-blocking-dissociation',
-       'the blocking dissociation after training, judged by difference: every error-correcting family blocks more than every contiguity family '
-       '(formulated after the first result of trained-cue-competition)', source='paper C3 (trained-model half); criterion ours (trained-probes page)',
-       expected='the models of trained-cue-competition (5 seeds): for each pair (delta, gated-delta) x (hebbian, decay), the Welch 95% CI of '
-                'BI_ec - BI_contiguity lies above m = 0.2 x s_acq of the error-correcting family, and the CI of BI_ec itself lies above m',
+       'the blocking dissociation after training, judged by difference: every '
+       'error-correcting family blocks more than every contiguity family '
+       '(formulated after the first result of trained-cue-competition)',
+               source='paper C3 (trained-model half); criterion ours (trained-probes '
+                      'page)',
+       expected='the models of trained-cue-competition (5 seeds): for each pair (delta, '
+                'gated-delta) x (hebbian, decay), the Welch 95% CI of '
+                'BI_ec - BI_contiguity lies above m = 0.2 x s_acq of the '
+                'error-correcting family, and the CI of BI_ec itself lies above m',
        paper=PAPER_SIDES('pairs_against_paper'),
-       verdict=lambda s: dissociation_verdict(s, 'BI'), name='_claim_trained_blocking_dissociation')
+       verdict=lambda s: dissociation_verdict(s, 'BI'),
+               name='_claim_trained_blocking_dissociation')
 
 _trained_claim('trained-overshadowing-dissociation',
-       'the overshadowing dissociation after training, judged by difference (formulated after the first result of trained-cue-competition)',
+       'the overshadowing dissociation after training, judged by difference (formulated '
+       'after the first result of trained-cue-competition)',
        source='paper C3 (trained-model half); criterion ours (trained-probes page)',
-       expected='as trained-blocking-dissociation, for the overshadowing index OI = s_single - s_comp',
+       expected='as trained-blocking-dissociation, for the overshadowing index OI = '
+                's_single - s_comp',
        paper=PAPER_SIDES('pairs_against_paper'),
-       verdict=lambda s: dissociation_verdict(s, 'OI'), name='_claim_trained_overshadowing_dissociation')
+       verdict=lambda s: dissociation_verdict(s, 'OI'),
+               name='_claim_trained_overshadowing_dissociation')
 
 _trained_claim('trained-dissociation-without-conv',
-       'the blocking dissociation after training holds without the short convolution (read-out norm on, and off)',
-       source='ours (issue: the dissociation depends on the short convolution); trained-probes page',
-       expected='ABLATION grid, task with compound trials, conv_size 0, read-out norm on and off, 5 seeds, d_model 64, 300 steps, lr 1e-2: '
+       'the blocking dissociation after training holds without the short convolution '
+       '(read-out norm on, and off)',
+       source='ours (issue: the dissociation depends on the short convolution); '
+              'trained-probes page',
+       expected='ABLATION grid, task with compound trials, conv_size 0, read-out norm on '
+                'and off, 5 seeds, d_model 64, 300 steps, lr 1e-2: '
                 'trained-blocking-dissociation\'s criterion holds in both cells',
        verdict=without_conv_verdict, name='_claim_trained_without_conv', stats=_ablation)
 
 # %% ../../nbs/13_trained_probes.ipynb #ab30a005
 def layer_writes(m, x:torch.Tensor) -> tuple:
-    "What mixer `m` writes at each step of `x` `[B,T,d_model]`, as its forward computes it: (β `[B,T,H]`, write key k `[B,T,H,dk]`, value v `[B,T,H,dv]`)."
+    ("What mixer `m` writes at each step of `x` `[B,T,d_model]`, as its forward computes "
+     "it: (β `[B,T,H]`, write key k `[B,T,H,dk]`, value v `[B,T,H,dv]`).")
     B, T, _ = x.shape; H = m.H
     k, v = m.k_proj(x), m.v_proj(x)
     if m.convs is not None: k, v = m.convs[1](k), m.convs[2](v)
     k, v = k.reshape(B, T, H, m.dk), v.reshape(B, T, H, m.dv)
-    if m.kw_proj is not None: k = m.kw_proj(x).reshape(B, T, H, m.dk)           # a separate write key (the family says)
+    if m.kw_proj is not None:
+        k = m.kw_proj(x).reshape(B, T, H, m.dk)  # a separate write key (the family says)
     if m.fam.positive_keys: k = F.elu(k) + 1
     elif m.qk_norm and not m.fam.grows: k = F.normalize(k, dim=-1)
     beta = torch.sigmoid(m.b_proj(x)) * (2 if m.neg_eigval else 1) if m.b_proj is not None else x.new_ones(B, T, H)
@@ -491,14 +691,18 @@ def layer_writes(m, x:torch.Tensor) -> tuple:
 
 @torch.no_grad()
 def read_writes(model, b:dict, kinds:dict) -> dict:
-    "{layer: {kind: mean β·|v|}} at the positions `kinds[kind]` (bool `[B,T]`): how much each layer writes on each kind of token (the value as written, before any error term)."
+    ("{layer: {kind: mean β·|v|}} at the positions `kinds[kind]` (bool `[B,T]`): how "
+     "much each layer writes on each kind of token (the value as written, before any "
+     "error term).")
     def written(m, x):
-        beta, _, v = layer_writes(m, x); return (beta * v.norm(dim=-1)).mean(-1)                     # [B,T]
+        beta, _, v = layer_writes(m, x)
+        return (beta * v.norm(dim=-1)).mean(-1)                     # [B,T]
     return _by_kind(model, b, kinds, written)
 
 # %% ../../nbs/13_trained_probes.ipynb #f32b2fc8
 REBIND = dict(task='rebind', families=TESTED_FULL, seeds=tuple(range(5)), n=500,
-              pairs=8, conditions={'ctrl': (0, 1), '1:1': (1, 1), '3:1': (3, 1)}, margin=0.2, min_recall=0.5,
+              pairs=8, conditions={'ctrl': (0, 1), '1:1': (1, 1), '3:1': (3, 1)},
+              margin=0.2, min_recall=0.5,
               train=dict(lr=1e-2, steps=300, target=0.97))
 
 # %% ../../nbs/13_trained_probes.ipynb #f50fb7b3
@@ -508,134 +712,196 @@ def compile_rebind(old:int,                  # pairings of key A with its first 
                    n:int=500,                # sequences
                    pairs:int=8,              # key-value pairs before the query (inside the task's trained range)
                    seed:int=0,               # draws keys, values and positions
-                  ) -> dict:                 # x, y [n,T]; pos (query position); a, v_old, v_new [n]
-    "Sequences of the token task in which key A is paired `old` times with v_old, then `new` times with v_new; A is queried after the pairs."
+                  ) -> dict:  # x, y [n,T]; pos (query position); a, v_old, v_new [n]
+    ("Sequences of the token task in which key A is paired `old` times with v_old, then "
+     "`new` times with v_new; A is queried after the pairs.")
     task = task or TASKS['rebind']
-    if not task.pairs[0] <= pairs <= task.pairs[1]: raise ValueError(f'{pairs} pairs is outside the trained range {task.pairs}')
-    if old + new > pairs or new < 1 or old < 0: raise ValueError(f'{old}+{new} pairings of A do not fit {pairs} pairs (new >= 1)')
+    if not task.pairs[0] <= pairs <= task.pairs[1]:
+        raise ValueError(f'{pairs} pairs is outside the trained range {task.pairs}')
+    if old + new > pairs or new < 1 or old < 0:
+        raise ValueError(f'{old}+{new} pairings of A do not fit {pairs} pairs (new >= 1)')
     D, half = task.distinct or pairs, task.vocab // 2
-    if D < 2 and old + new < pairs: raise ValueError('no other key for the remaining pairs')
+    if D < 2 and old + new < pairs:
+        raise ValueError('no other key for the remaining pairs')
     gen = torch.Generator().manual_seed(seed)
     x = torch.zeros(n, task.seq_len, dtype=torch.long); y = torch.full_like(x, -100)
     a, vo, vn = (torch.zeros(n, dtype=torch.long) for _ in range(3))
     for i in range(n):
         keys = torch.randperm(half - 1, generator=gen)[:D] + 1
-        v = torch.randperm(half, generator=gen) + half                        # v[0] = v_old, v[1] = v_new, others from v[2:]
+        # v[0] = v_old, v[1] = v_new, others from v[2:]
+        v = torch.randperm(half, generator=gen) + half
         slots = torch.randperm(pairs, generator=gen)[:old + new].sort().values
         rest = [s for s in range(pairs) if s not in set(slots.tolist())]
         others = keys[1:][torch.arange(len(rest)) % (D - 1)][torch.randperm(len(rest), generator=gen)] if rest else keys[:0]
-        k = torch.empty(pairs, dtype=torch.long); val = torch.empty(pairs, dtype=torch.long)
+        k = torch.empty(pairs, dtype=torch.long)
+        val = torch.empty(pairs, dtype=torch.long)
         k[slots], val[slots[:old]], val[slots[old:]] = keys[0], v[0], v[1]
-        if rest: k[rest], val[rest] = others, v[2 + torch.randint(0, half - 2, (len(rest),), generator=gen)]
+        if rest:
+            k[rest], val[rest] = others, v[2 + torch.randint(0, half - 2, (len(rest),), generator=gen)]
         x[i, 0:2 * pairs:2], x[i, 1:2 * pairs:2] = k, val
         x[i, 2 * pairs], x[i, 2 * pairs + 1], y[i, 2 * pairs] = keys[0], v[1], v[1]
         a[i], vo[i], vn[i] = keys[0], v[0], v[1]
     return dict(x=x, y=y, pos=2 * pairs, a=a, v_old=vo, v_new=vn)
 
 # %% ../../nbs/13_trained_probes.ipynb #c3b151ff
-code_kind('rebind-probes', 1, 'probes', ('pavlovattn.apps.probes:compile_rebind', 'pavlovattn.apps.probes:rebind_scores', 'pavlovattn.apps.probes:measure_rebind',
+code_kind('rebind-probes', 1, 'probes',
+          ('pavlovattn.apps.probes:compile_rebind',
+           'pavlovattn.apps.probes:rebind_scores',
+           'pavlovattn.apps.probes:measure_rebind',
           'pavlovattn.apps.probes:REBIND'))
 
 @torch.no_grad()
 def rebind_scores(model, c:dict, device='cpu') -> dict:
-    "Per sequence: is the prediction at the query v_new / v_old (argmax), and the probabilities p_new, p_old."
-    logits = model(dict(x=c['x'].to(device), y=c['y'].to(device)))[:, c['pos']].float().cpu()
+    ("Per sequence: is the prediction at the query v_new / v_old (argmax), and the "
+     "probabilities p_new, p_old.")
+    logits = model(dict(x=c['x'].to(device),
+                        y=c['y'].to(device)))[:, c['pos']].float().cpu()
     p, top, ar = logits.softmax(-1), logits.argmax(-1), torch.arange(len(logits))
-    return dict(acc_new=(top == c['v_new']).float(), acc_old=(top == c['v_old']).float(), p_new=p[ar, c['v_new']], p_old=p[ar, c['v_old']])
+    return dict(acc_new=(top == c['v_new']).float(), acc_old=(top == c['v_old']).float(),
+                p_new=p[ar, c['v_new']], p_old=p[ar, c['v_old']])
 
-def measure_rebind(model, n:int=500, seed:int=0, device='cpu', pairs:int=REBIND['pairs'], conditions:dict=REBIND['conditions']) -> dict:
-    "Per condition: means of acc_new, acc_old, p_new, p_old, W = acc_new - acc_old, and the old share p_old / (p_old + p_new)."
+def measure_rebind(model, n:int=500, seed:int=0, device='cpu', pairs:int=REBIND['pairs'],
+                   conditions:dict=REBIND['conditions']) -> dict:
+    ("Per condition: means of acc_new, acc_old, p_new, p_old, W = acc_new - acc_old, and "
+     "the old share p_old / (p_old + p_new).")
     out = {}
     for name, (old, new) in conditions.items():
-        s = rebind_scores(model, compile_rebind(old, new, model.task, n, pairs, seed), device)
+        s = rebind_scores(model, compile_rebind(old, new, model.task, n, pairs, seed),
+                          device)
         r = {k: float(v.mean()) for k, v in s.items()}
-        r['W'] = r['acc_new'] - r['acc_old']; r['share_old'] = float((s['p_old'] / (s['p_old'] + s['p_new']).clamp_min(1e-30)).mean())
+        r['W'] = r['acc_new'] - r['acc_old']
+        r['share_old'] = float((s['p_old'] / (s['p_old']
+                                              + s['p_new']).clamp_min(1e-30)).mean())
         out[name] = r
     return out
 
 # %% ../../nbs/13_trained_probes.ipynb #2c1a8a67
 def _rebind_check(conditions:dict):
-    "The check of cached repeated-key results: every condition, each with its six measures; accuracies, probabilities and shares in [0, 1], W in [-1, 1]."
+    ("The check of cached repeated-key results: every condition, each with its six "
+     "measures; accuracies, probabilities and shares in [0, 1], W in [-1, 1].")
     def check(o):
-        need(set(o) == set(conditions), f'conditions: missing {sorted(set(conditions) - set(o))}, unexpected {sorted(set(o) - set(conditions))}')
+        need(set(o) == set(conditions),
+             f'conditions: missing {sorted(set(conditions) - set(o))}, unexpected '
+             f'{sorted(set(o) - set(conditions))}')
         for c, r in o.items():
-            need(isinstance(r, dict) and sorted(r) == sorted(('acc_new', 'acc_old', 'p_new', 'p_old', 'W', 'share_old')), f'{c}: fields {sorted(r) if isinstance(r, dict) else r!r}')
+            need(isinstance(r, dict)
+                 and sorted(r) == sorted(('acc_new', 'acc_old', 'p_new', 'p_old', 'W',
+                                          'share_old')),
+                 f'{c}: fields {sorted(r) if isinstance(r, dict) else r!r}')
             for k, v in r.items(): finite(v, -1.0 if k == 'W' else 0.0, 1.0, f'{c} {k}')
-            need(abs(r['W'] - (r['acc_new'] - r['acc_old'])) <= 1e-9, f'{c}: W is not acc_new - acc_old')
+            need(abs(r['W'] - (r['acc_new'] - r['acc_old'])) <= 1e-9,
+                 f'{c}: W is not acc_new - acc_old')
         return o
     return check
 
 def rebind_configs(rule:str, seeds=REBIND['seeds'], train_kw:dict|None=None) -> list:
-    "The `TrainConfig` of each repeated-key model of `rule` (`train_kw`, default `REBIND['train']`; no sweep)."
-    return [TrainConfig(task=REBIND['task'], rule=rule, seed=s, **(train_kw or REBIND['train'])) for s in seeds]
+    ("The `TrainConfig` of each repeated-key model of `rule` (`train_kw`, default "
+     "`REBIND['train']`; no sweep).")
+    return [TrainConfig(task=REBIND['task'], rule=rule, seed=s,
+                        **(train_kw or REBIND['train'])) for s in seeds]
 
-def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'], device='cpu', retrain:bool=False, progress:bool=True,
+def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'],
+                          device='cpu', retrain:bool=False, progress:bool=True,
                           train_kw:dict|None=None) -> dict:
-    "Train/load one repeated-key model per seed of `rule` (the missing ones at once, `get_models`) and measure it (probe results cached beside the checkpoint)."
+    ("Train/load one repeated-key model per seed of `rule` (the missing ones at once, "
+     "`get_models`) and measure it (probe results cached beside the checkpoint).")
     cfgs = rebind_configs(rule, seeds, train_kw)
     proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
     per, tr = [], []
     for cfg, (model, met) in zip(cfgs, get_models(cfgs, device, retrain, progress)):
-        path = entry('rebind-probes', f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
-        r = read_json(path, _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])), 'repeated-key probe results', 'rebind-probes') if not retrain else None
-        if r is None: r = measure_rebind(model, n, 0, device); _store(path, dict(r, model=met['sha256']), 'rebind-probes')
+        path = entry('rebind-probes',
+                     f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
+        r = read_json(path,
+                      _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])),
+                      'repeated-key probe results',
+                      'rebind-probes') if not retrain else None
+        if r is None:
+            r = measure_rebind(model, n, 0, device)
+            _store(path, dict(r, model=met['sha256']), 'rebind-probes')
         per.append(r); tr.append(_trained(met))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr)
 
 # %% ../../nbs/13_trained_probes.ipynb #a3662651
 def summarize_rebind(res:dict, margin:float=REBIND['margin']) -> dict:
-    "Statistics over seeds, per condition and measure (W with the margin), plus the training accuracy."
+    ("Statistics over seeds, per condition and measure (W with the margin), plus the "
+     "training accuracy.")
     per = res['per_seed']
-    return dict(rule=res['rule'], n_seeds=len(per), train_acc=seed_stats([t['final_metric'] for t in res['train']]),
+    return dict(rule=res['rule'], n_seeds=len(per),
+                train_acc=seed_stats([t['final_metric'] for t in res['train']]),
                 steps=[t['steps'] for t in res['train']],
-                cond={c: {k: seed_stats([p[c][k] for p in per], margin if k == 'W' else None) for k in per[0][c]} for c in per[0]})
+                cond={c: {k: seed_stats([p[c][k] for p in per],
+                                        margin if k == 'W' else None) for k in per[0][c]}
+                      for c in per[0]})
 
-def rebind_verdict(stats:dict, margin:float=REBIND['margin'], min_recall:float=REBIND['min_recall']) -> Verdict:
-    "The page's pre-registered check: W(3:1) > margin for error-correcting families, < margin for the others (one-sided t, Holm); every family must recall."
+def rebind_verdict(stats:dict, margin:float=REBIND['margin'],
+                   min_recall:float=REBIND['min_recall']) -> Verdict:
+    ("The page's pre-registered check: W(3:1) > margin for error-correcting families, < "
+     "margin for the others (one-sided t, Holm); every family must recall.")
     ps, learned = {}, {}
     for r, s in stats.items():
         w = s['cond']['3:1']['W']
-        ps[r] = 1 - w['p_below'] if (FAMILIES[r].model == 'rw') else w['p_below']           # H0: W <= margin / H0: W >= margin
+        # H0: W <= margin / H0: W >= margin
+        ps[r] = 1 - w['p_below'] if (FAMILIES[r].model == 'rw') else w['p_below']
         learned[r] = s['cond']['ctrl']['acc_new']['mean'] >= min_recall
     rej = holm(ps)
-    parts = [f"{r} W(3:1) {s['cond']['3:1']['W']['mean']:+.3f}±{s['cond']['3:1']['W']['se']:.3f} "
-             f"({'>' if (FAMILIES[r].model == 'rw') else '<'} {margin}: {'yes' if rej[r] else 'no'}{'' if learned[r] else ', recall not learned'})"
+    parts = [f"{r} W(3:1) "
+             f"{s['cond']['3:1']['W']['mean']:+.3f}±{s['cond']['3:1']['W']['se']:.3f} "
+             f"({'>' if (FAMILIES[r].model == 'rw') else '<'} {margin}: "
+             f"{'yes' if rej[r] else 'no'}{'' if learned[r] else ', recall not learned'})"
              for r, s in stats.items()]
     missed = [r for r in stats if not (rej[r] and learned[r])]
-    return Verdict('; '.join(parts), not missed, dict(p=ps, holm=rej, learned=learned, missed=missed, margin=margin))
+    return Verdict('; '.join(parts), not missed,
+                   dict(p=ps, holm=rej, learned=learned, missed=missed, margin=margin))
 
 # %% ../../nbs/13_trained_probes.ipynb #c0a30002
 @migrator('probes')
 def _migrate_probes(files, dst) -> list:
-    "Probe results of the old layout, checked, re-filed under the current rule and bound to the migrated checkpoint's hash (run after the checkpoints' migration)."
+    ("Probe results of the old layout, checked, re-filed under the current rule and "
+     "bound to the migrated checkpoint's hash (run after the checkpoints' migration).")
     out, ck = [], KINDS['checkpoint']
     for f in files:
-        if not (m := re.fullmatch(r'(?P<kind>probes|rebind)-(?P<key>.+-s\d+-[0-9a-f]{10})-(?P<proto>[0-9a-f]{10})\.json', f.name)): continue
+        if not (m := re.fullmatch(r'(?P<kind>probes|rebind)-(?P<key>.+-s\d+-[0-9a-f]{10})-(?P<proto>[0-9a-f]{10})\.json', f.name)):
+            continue
         kind = 'probes' if m['kind'] == 'probes' else 'rebind-probes'
         check = _probe_check if kind == 'probes' else _rebind_check(REBIND['conditions'])
         target = Path(dst) / KINDS[kind].folder / f"{m['key']}-{m['proto']}.v{KINDS[kind].version}.json"
         try:
             obj, _ = legacy_json(f, lambda o: (check(dict(o)), o)[1], kind)
             model_ck = Path(dst) / ck.folder / f"{m['key']}.v{ck.version}.pt"
-            need(model_ck.exists(), f'its checkpoint {model_ck} is not in the new cache (not migrated)')
+            need(model_ck.exists(),
+                 f'its checkpoint {model_ck} is not in the new cache (not migrated)')
             sha = _load(model_ck)[3]
-            if target.exists() and read_json(target, _measured_on(sha, check), kind=kind) is not None: out.append((f, 'current', f'{target} exists')); continue
-            write_json(target, dict(obj, model=sha), kind); out.append((f, 'migrated', f'to {target}'))
+            if target.exists() and read_json(target, _measured_on(sha, check),
+                                             kind=kind) is not None:
+                out.append((f, 'current', f'{target} exists')); continue
+            write_json(target, dict(obj, model=sha), kind)
+            out.append((f, 'migrated', f'to {target}'))
         except (CacheError, OSError, ValueError) as e: out.append((f, 'refused', str(e)))
     return out
 
 # %% ../../nbs/13_trained_probes.ipynb #ab30c002
 _REB = {}
 @claim('trained-repeated-key-last-value-wins',
-       'in repeated-key recall, the last value wins for error-correcting attention and not for contiguity attention (trained models)',
-       source='ours (the repeated-key setting of Schlag, Irie & Schmidhuber 2021 read as conditioning); protocol fixed before measuring on the trained-probes page',
-       expected="REBIND: 6 families x 5 seeds; W(3:1) = acc_new - acc_old > 0.2 for delta and gated-delta, < 0.2 for hebbian, decay, softmax, gla "
-                "(one-sided t, Holm, alpha 0.05); every family recalls (ctrl accuracy >= 0.5)")
+       'in repeated-key recall, the last value wins for error-correcting attention and '
+       'not for contiguity attention (trained models)',
+       source='ours (the repeated-key setting of Schlag, Irie & Schmidhuber 2021 read as '
+              'conditioning); protocol fixed before measuring on the trained-probes page',
+       expected="REBIND: 6 families x 5 seeds; W(3:1) = acc_new - acc_old > 0.2 for "
+                "delta and gated-delta, < 0.2 for hebbian, decay, softmax, gla "
+                "(one-sided t, Holm, alpha 0.05); every family recalls (ctrl accuracy >= "
+                "0.5)")
 def _claim_trained_repeated_key(full=False, device='cpu'):
     k, quick = (str(device), trained_size()), trained_size() == 'quick'
-    kw = dict(seeds=QUICK['seeds'], n=QUICK['n'], train_kw=dict(REBIND['train'], steps=QUICK['train']['steps'])) if quick else {}
+    kw = dict(seeds=QUICK['seeds'], n=QUICK['n'],
+              train_kw=dict(REBIND['train'],
+                            steps=QUICK['train']['steps'])) if quick else {}
     retrain = os.environ.get('PAVLOVATTN_RETRAIN', '') == '1'
     if k not in _REB:
-        _prefetch([c for r in REBIND['families'] for c in rebind_configs(r, kw.get('seeds', REBIND['seeds']), kw.get('train_kw'))], device, retrain, claim_progress())
-        _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device, retrain=retrain, progress=claim_progress(), **kw)) for r in REBIND['families']}
+        _prefetch([c for r in REBIND['families']
+                   for c in rebind_configs(r, kw.get('seeds', REBIND['seeds']),
+                                           kw.get('train_kw'))], device, retrain,
+                  claim_progress())
+        _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device,
+                retrain=retrain, progress=claim_progress(), **kw))
+                   for r in REBIND['families']}
     return _sized(rebind_verdict(_REB[k]))
