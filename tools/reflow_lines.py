@@ -163,9 +163,9 @@ def main(argv=None):
         if not same: refused.append(i); left += [(i, l) for l in s.split('\n') if len(l) > a.limit]; continue
         if new != s: changed += 1; c['source'] = new.splitlines(keepends=True)
         left += [(i, l) for l in still]
+    if not a.dry_run: path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
     print(f'{before} lines over {a.limit} in export cells; {changed} cells reflowed; {len(left)} lines still over; '
           f'cells left as they were (tree would change): {refused or "none"}')
     for i, l in left: print(f'  cell {i} ({len(l)}): {l.strip()[:110]}')
-    if not a.dry_run: path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
 
 if __name__ == '__main__': main()
