@@ -332,16 +332,9 @@ def _run(a) -> int:
 
 # %% ../../nbs/10_cli.ipynb #adbd82b7
 def _csv_probes(res, tbl):
-    "`run --format csv`'s table: a compound probe (#AB) gets a row of its own after its per-cue rows (cue `AB`: the read-out of the compound, as the table and JSON print it), and a probe row of a cue never trained before it says so in `note`."
+    "`run --format csv`'s table: a probe row of a cue never trained before it says so in `note` (a compound probe's own row, cue `AB`, comes from `Result.table`)."
     import pandas as pd
-    un, extra = _untrained(res), []
-    tbl = tbl.reset_index(drop=True).assign(_k=lambda t: t.index.astype(float))
-    for g, prs in res.probes.items():
-        for x in prs:
-            at = tbl[(tbl.group == g) & (tbl.phase == x['phase']) & tbl.probe & (tbl.trial_type == '#' + x['cues'])]
-            if 'outcome' in x or at.empty or x['cues'] in set(at.cue): continue     # one cue: its row is the probe's
-            extra.append({**at.iloc[-1].to_dict(), 'cue': x['cues'], 'mean': x['mean'], 'sd': x['sd'], '_k': at._k.iloc[-1] + 0.5})
-    tbl = pd.concat([tbl, pd.DataFrame(extra, columns=tbl.columns)]).sort_values('_k', kind='stable').drop(columns='_k') if extra else tbl.drop(columns='_k')
+    un = _untrained(res)
     notes = [_never(un, g, dict(phase=ph, cues=tt[1:])) if pr else '' for g, ph, tt, pr in zip(tbl.group, tbl.phase, tbl.trial_type, tbl.probe)]
     if any(notes):
         old = tbl['note'] if 'note' in tbl else pd.Series([''] * len(tbl), index=tbl.index)

@@ -619,7 +619,7 @@ def learn_pyndl(path,                   # a pyndl event file (gzip or plain)
 TIDY_COLUMNS = ('group', 'phase', 'trial', 'trial_type', 'cue', 'statistic', 'value')
 
 def tidy(res):  # a `Result` of `simulate`
-    "The result as one long table: group, phase, trial, trial_type, cue, statistic (`mean`, `sd` over subjects of the strength before the step; `subjects`), value; a design whose trials have several steps (calmr's `>` periods, timed trials) also has `period` after `trial_type` (the step within its trial, as in `Result.table`)."
+    "The result as one long table: group, phase, trial, trial_type, cue, statistic (`mean`, `sd` over subjects of the strength before the step; `subjects`), value; a design whose trials have several steps (calmr's `>` periods, timed trials) also has `period` after `trial_type` (the step within its trial, as in `Result.table`); a probe of a compound has rows of its own (cue `AB`: the compound's read-out, as in `Result.table`)."
     t = res.table
     ids = [c for c in TIDY_COLUMNS[:4] + ('period',) + TIDY_COLUMNS[4:5] if c in t.columns]
     out = t.melt(id_vars=ids, value_vars=['mean', 'sd', 'subjects'], var_name='statistic', value_name='value')

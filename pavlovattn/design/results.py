@@ -29,7 +29,7 @@ class Result:
 # %% ../../nbs/01a_results.ipynb #8275ed07
 @patch(as_prop=True)
 def table(self:Result):
-    "Tidy DataFrame: group, phase, trial, trial_type, cue, probe, mean, sd, subjects (strength before the trial). A design whose trials have several steps (calmr's `>` periods, timed trials) has one row per step: `trial` counts steps, `trial_type` is the whole trial's label (`N>(US)`) and a `period` column numbers the step within its trial."
+    "Tidy DataFrame: group, phase, trial, trial_type, cue, probe, mean, sd, subjects (strength before the trial); a probe of a compound (`#AB`) also has a row of its own, cue `AB` (`AB:US` per named US): the compound's read-out, as `probes` gives it (<code>_with_compounds</code>). A design whose trials have several steps (calmr's `>` periods, timed trials) has one row per step: `trial` counts steps, `trial_type` is the whole trial's label (`N>(US)`) and a `period` column numbers the step within its trial."
     if self._table is None:
         pd = importlib.import_module('pandas')
         frames, multi = [], self.multi_step
@@ -42,7 +42,7 @@ def table(self:Result):
             if multi: cols['period'] = pd.array(rep(period), dtype='Int64')   # <NA> where subjects are at different periods
             frames.append(pd.DataFrame(dict(cols, cue=list(self.cues) * T, probe=rep(probe), mean=m.reshape(-1).numpy(),
                                             sd=s.reshape(-1).numpy(), subjects=S)))
-        self._table = pd.concat(frames, ignore_index=True)
+        self._table = self._with_compounds(pd.concat(frames, ignore_index=True))
     return self._table
 
 @patch(as_prop=True)
@@ -69,6 +69,24 @@ def _columns(self:Result, gname:str) -> tuple:
         o = L = K = None
     labels = [names[i] if same else '*' for i, same in zip(first.tolist(), (ln == lx).tolist())]
     return labels, probe.tolist(), [k if same else None for k, same in zip(kn.tolist(), (kn == kx).tolist())]
+
+# %% ../../nbs/01a_results.ipynb #b82c1a69
+@patch
+def _with_compounds(self:Result, t):
+    "`t` with a row for every probe of a compound (cue `AB`, or `AB:US` with named USs; a probe of one cue is its own rows): the probe's mean and sd over subjects (`probes`), after the rows of its last trial in its phase, or after the phase's last trial where subjects meet it at different trials (`*`)."
+    pd = importlib.import_module('pandas')
+    t, extra = t.assign(_k=range(len(t))), []
+    for g, prs in self.probes.items():
+        for x in prs:
+            name = x['cues'] + (f":{x['outcome']}" if 'outcome' in x else '')
+            if name in self.cues: continue
+            ph = t[(t.group == g) & (t.phase == x['phase'])]
+            at = ph[ph.probe & (ph.trial_type == '#' + x['cues'])]
+            last = (at if len(at) else ph).iloc[-1]
+            extra.append({**last.to_dict(), 'cue': name, 'trial_type': '#' + x['cues'], 'probe': True,
+                          'mean': x['mean'], 'sd': x['sd'], '_k': last['_k'] + 0.5})
+    if extra: t = pd.concat([t, pd.DataFrame(extra, columns=t.columns)]).sort_values('_k', kind='stable')
+    return t.drop(columns='_k').reset_index(drop=True)
 
 # %% ../../nbs/01a_results.ipynb #cf77c485
 @patch(as_prop=True)
