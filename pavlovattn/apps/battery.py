@@ -4,17 +4,18 @@
 
 # %% ../../nbs/16_battery.ipynb #80173e9b
 from __future__ import annotations
-import math
+import contextlib, math, sys
 from typing import NamedTuple
 import torch
 import pandas as pd
 from ..model.families import family
-from ..design.designs import composite, simulate
+from ..design.designs import composite, simulate, time_estimate
+from ..design.language import parse_design
 from ..design.phenomena import Registered, Setting, MODELS, THRESHOLD, TOL, direction, agrees, effect, registered
 
 # %% auto #0
-__all__ = ['LITERATURE', 'STACK_BETA', 'Row', 'rows', 'animals', 'closed_form_fault', 'battery', 'plot_card', 'plot_cards',
-           'battery_task']
+__all__ = ['LITERATURE', 'STACK_BETA', 'Row', 'rows', 'animals', 'closed_form_fault', 'battery', 'estimate', 'plot_card',
+           'plot_cards', 'battery_task']
 
 # %% ../../nbs/16_battery.ipynb #076c0c76
 class Row(NamedTuple):
@@ -173,8 +174,9 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
             gamma=None,            # the family's γ (default: each page's protocol, else the family's own); refused for a family without one
             beta=None,             # the write rate β of every row whose protocol has one (default: each page's protocol)
             device='cpu',          # where the simulations run
-            progress:bool=True,    # a progress bar over the phenomena
+            progress:bool=True,    # estimated over `say_from` seconds (`estimate`): the estimate and a bar with its ETA on stderr
             only=None,             # ids of the registered phenomena to run (default: every one)
+            say_from:float=10,     # seconds above which it speaks (the command line's, as `run`'s)
            ) -> pd.DataFrame:      # one row per registered phenomenon and contrast (the card); the family and settings in `.attrs`
     "Every registered phenomenon on one family, with its page's protocol: effect and CI, closed form where the family gives one, verdict against each conditioning model."
     fam = composite(rule) or family(rule)                                  # a stack of families (`designs.composite`) or a family
@@ -188,23 +190,36 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
     s = Setting(subjects, int(seed), beta, gamma, str(device))
     reg = registered(); unknown = sorted(set(only or ()) - set(reg))
     if unknown: raise ValueError(f"unknown phenomenon id(s) {', '.join(unknown)}; registered: {', '.join(reg)}")
-    bar = _progress([e for i, e in reg.items() if only is None or i in only], progress, fam.name)
-    rows = []
-    for e in bar:
-        if hasattr(bar, 'set_postfix_str'): bar.set_postfix_str(e.phenomenon.title)
-        rows += _cells(e, fam, s)
+    todo, rows = [e for i, e in reg.items() if only is None or i in only], []
+    with _spoken(todo, fam, s, progress, say_from) as done:
+        for e in todo: rows += _cells(e, fam, s); done(e)
     df = pd.DataFrame(rows).set_index('phenomenon')
     df.attrs.update(family=fam.name, model=fam.model, conditioning=fam.conditioning, subjects=subjects, seed=int(seed), beta=beta, gamma=gamma,
                     threshold=THRESHOLD, tol=TOL, closed_form_fault=closed_form_fault(fam), only=None if only is None else sorted(only))
     return df
 
 # %% ../../nbs/16_battery.ipynb #a5e3b50f
-def _progress(xs, on, name):
-    "A tqdm bar over `xs` when asked for and installed, else `xs`."
-    if not on: return xs
-    try: from tqdm.auto import tqdm
-    except ImportError: return xs
-    return tqdm(xs, desc=f'battery {name}', leave=False)
+def estimate(e:Registered, fam, s:Setting) -> float|None:
+    "Estimated seconds of a registered phenomenon's randomised run on `fam` (`designs.time_estimate`, timed on the spot, with the options `competition.run_design` runs a registered design with: each subject kept, torch's order stream, the family's loop); None where not estimated: a deterministic row (one subject), a measured row, a stack, a run under 2^20 subject-trials (seconds at most)."
+    d = e.phenomenon.design
+    if e.exact or d is None or e.measure is not None or composite(fam) is not None: return None
+    if s.subjects * sum(g.n for g in parse_design(d).groups) < 2**20: return None
+    try: return time_estimate(d, subjects=s.subjects, rule=fam, beta=s.beta_or(0.1), seed=s.seed, device=s.device, per_subject=True,
+                              rng='torch', algorithm=fam.loop, **e.phenomenon.options)['seconds']
+    except ValueError: return None                                        # the run refuses it: said on its row
+
+@contextlib.contextmanager
+def _spoken(todo:list, fam, s:Setting, on:bool, say_from:float):
+    "Over `say_from` estimated seconds (`estimate`, summed), the estimate on stderr and a tqdm bar in seconds with its ETA, moved by each row's estimate as it ends; yields `done(e)`."
+    est = {e.id: estimate(e, fam, s) for e in todo} if on else {}
+    total, n = sum(x for x in est.values() if x), sum(x is not None for x in est.values())
+    if not on or total <= 0 or total < say_from: yield lambda e: None; return
+    say = f'{total:.0f} s' if total < 90 else f'{total / 60:.1f} min'
+    rest = f'; the other {len(todo) - n} (one subject, or measured) not counted' if len(todo) > n else ''
+    print(f'battery {fam.name}: about {say} on this machine for {n} randomised row{"s" * (n > 1)} (timed on the spot{rest})', file=sys.stderr, flush=True)
+    from tqdm.auto import tqdm
+    with tqdm(total=round(total, 1), unit='s', desc=f'battery {fam.name}', file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
+        yield lambda e: bar.update(round(est[e.id] or 0, 1))
 
 # %% ../../nbs/16_battery.ipynb #1238a12e
 _SYM = {'>': 1.0, '<': -1.0, '0': 0.0}

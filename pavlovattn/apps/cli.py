@@ -724,6 +724,7 @@ def _battery_args(p):
     p.add_argument('--device', default='cpu', help='torch device (default cpu)')
     p.add_argument('--format', default='table', help='table, json or csv (default table)')
     p.add_argument('--figure', default=None, metavar='PATH', help='also write the card as a heat map (.png, .pdf or .svg)')
+    p.add_argument('--quiet', action='store_true', help='no estimate and no progress bar on stderr (said where the randomised rows are estimated over 10 s)')
 
 # %% ../../nbs/10_cli.ipynb #f6a75515
 @subcommand('battery', "run every phenomenon of the package on one family (built-in or from a file) and print its report card")(_battery_args)
@@ -735,7 +736,7 @@ def _battery(a) -> int:
     if a.figure is not None and os.path.splitext(a.figure)[1].lower() not in ('.png', '.pdf', '.svg'):
         raise UsageError(f'pavlovattn battery: --figure must end in .png, .pdf or .svg; got {a.figure!r}')
     _check_device(a.device, 'battery')
-    try: card = _mod('apps.battery').battery(a.rule, subjects=a.subjects, seed=a.seed, gamma=a.gamma, device=a.device, progress=sys.stderr.isatty())
+    try: card = _mod('apps.battery').battery(a.rule, subjects=a.subjects, seed=a.seed, gamma=a.gamma, device=a.device, progress=not a.quiet, say_from=SAY_FROM_S)
     except ValueError as e: raise UsageError(f'pavlovattn battery: {e}')
     if a.figure is not None: _save_figure(card, a.figure)
     cols = ['page', 'effect', 'ci_low', 'ci_high', 'direction', 'closed_form', 'closed_form_error', 'rw', 'contiguity', 'exemplar', 'own_model',
