@@ -1,6 +1,7 @@
 """Issue 51 item 4 for `battery` and `sweep`: estimated over SAY_FROM_S (lowered here, as tests/test_run_time.py does for
 `run`), the estimate and a progress bar go to stderr, never to stdout; --quiet says nothing."""
 import contextlib, io, json
+import pandas as pd
 from pavlovattn.apps import cli, battery
 from pavlovattn.design import phenomena
 
@@ -24,3 +25,22 @@ def test_a_long_battery_says_its_estimate_and_shows_a_bar_on_stderr_only(monkeyp
     assert '%|' in err, err                                                   # tqdm's bar, with its ETA
     rc, out2, err = main(*args, '--quiet')
     assert rc == 0 and err == '' and out2 == out
+
+def _quick(x): return {'y': 2 * x}
+
+def test_a_long_sweep_says_its_estimate_on_stderr_only(monkeypatch, tmp_path):
+    "A kind that estimates 4 s a task, three tasks, SAY_FROM_S 0: one line before the run, on stderr (the CSV on stdout unchanged); --quiet: no line; under the threshold (SAY_FROM_S 13 > 12 s): no line."
+    from pavlovattn.base import sweep, cache
+    monkeypatch.setattr(sweep, 'KINDS', dict(sweep.KINDS)); monkeypatch.setattr(cache, 'KINDS', dict(cache.KINDS))   # registered for this test only
+    sweep.kind('quick-test', estimate=lambda x: 4.0)(_quick)
+    grid = tmp_path / 'grid.json'; grid.write_text(json.dumps({'task': 'quick-test', 'grid': {'x': [1, 2, 3]}}))
+    monkeypatch.setattr(cli, 'SAY_FROM_S', 0)
+    rc, out, err = main('sweep', str(grid), '--cache', str(tmp_path / 'c1'))
+    said = [l for l in err.replace('\r', '\n').splitlines() if l.startswith('pavlovattn sweep: about')]
+    assert rc == 0 and said == ['pavlovattn sweep: about 12 s on this machine for 3 of its 3 tasks to run, one after another (timed on the spot)'], err
+    assert sorted(pd.read_csv(io.StringIO(out)).y) == [2, 4, 6]                  # stdout: the table only
+    rc, out2, err = main('sweep', str(grid), '--cache', str(tmp_path / 'c2'), '--quiet')
+    assert rc == 0 and 'about' not in err and out2 == out
+    monkeypatch.setattr(cli, 'SAY_FROM_S', 13)
+    rc, _, err = main('sweep', str(grid), '--cache', str(tmp_path / 'c3'))
+    assert rc == 0 and 'about' not in err, err

@@ -10,12 +10,13 @@ import torch
 import pandas as pd
 from ..model.families import family
 from ..design.designs import composite, simulate, time_estimate
+from ..base.sweep import duration
 from ..design.language import parse_design
 from ..design.phenomena import Registered, Setting, MODELS, THRESHOLD, TOL, direction, agrees, effect, registered
 
 # %% auto #0
 __all__ = ['LITERATURE', 'STACK_BETA', 'Row', 'rows', 'animals', 'closed_form_fault', 'battery', 'estimate', 'plot_card',
-           'plot_cards', 'battery_task']
+           'plot_cards', 'battery_estimate', 'battery_task']
 
 # %% ../../nbs/16_battery.ipynb #076c0c76
 class Row(NamedTuple):
@@ -179,15 +180,7 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
             say_from:float=10,     # seconds above which it speaks (the command line's, as `run`'s)
            ) -> pd.DataFrame:      # one row per registered phenomenon and contrast (the card); the family and settings in `.attrs`
     "Every registered phenomenon on one family, with its page's protocol: effect and CI, closed form where the family gives one, verdict against each conditioning model."
-    fam = composite(rule) or family(rule)                                  # a stack of families (`designs.composite`) or a family
-    if not (isinstance(subjects, int) and subjects >= 2): raise ValueError(f"subjects must be an integer >= 2 (the CI needs two); got {subjects!r}")
-    for n, x in (('beta', beta), ('gamma', gamma)):                       # the family says which it takes
-        if x is None: continue
-        if n not in fam.params: raise ValueError(f"the {fam.name} family takes no {n} (its parameters: {', '.join(fam.params)}); leave {n} unset")
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x): raise ValueError(f'{n} must be a finite number; got {x!r}')
-    if beta is not None and beta < 0: raise ValueError(f'beta must be >= 0 (a write rate); got {beta:g}')
-    if gamma is not None and not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
-    s = Setting(subjects, int(seed), beta, gamma, str(device))
+    fam, s = _setting(rule, subjects, seed, gamma, beta, device)
     reg = registered(); unknown = sorted(set(only or ()) - set(reg))
     if unknown: raise ValueError(f"unknown phenomenon id(s) {', '.join(unknown)}; registered: {', '.join(reg)}")
     todo, rows = [e for i, e in reg.items() if only is None or i in only], []
@@ -197,6 +190,19 @@ def battery(rule,                  # a family: a name, a `Family`, or a file or 
     df.attrs.update(family=fam.name, model=fam.model, conditioning=fam.conditioning, subjects=subjects, seed=int(seed), beta=beta, gamma=gamma,
                     threshold=THRESHOLD, tol=TOL, closed_form_fault=closed_form_fault(fam), only=None if only is None else sorted(only))
     return df
+
+# %% ../../nbs/16_battery.ipynb #2fdfd20c
+def _setting(rule, subjects, seed, gamma, beta, device) -> tuple:
+    "(the family or stack, the card's `Setting`), each argument checked (one line per refusal)."
+    fam = composite(rule) or family(rule)                                  # a stack of families (`designs.composite`) or a family
+    if not (isinstance(subjects, int) and subjects >= 2): raise ValueError(f"subjects must be an integer >= 2 (the CI needs two); got {subjects!r}")
+    for n, x in (('beta', beta), ('gamma', gamma)):                       # the family says which it takes
+        if x is None: continue
+        if n not in fam.params: raise ValueError(f"the {fam.name} family takes no {n} (its parameters: {', '.join(fam.params)}); leave {n} unset")
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x): raise ValueError(f'{n} must be a finite number; got {x!r}')
+    if beta is not None and beta < 0: raise ValueError(f'beta must be >= 0 (a write rate); got {beta:g}')
+    if gamma is not None and not 0 <= gamma <= 1: raise ValueError(f'gamma must lie in [0, 1] (a decay); got {gamma:g}')
+    return fam, Setting(subjects, int(seed), beta, gamma, str(device))
 
 # %% ../../nbs/16_battery.ipynb #a5e3b50f
 def estimate(e:Registered, fam, s:Setting) -> float|None:
@@ -214,9 +220,8 @@ def _spoken(todo:list, fam, s:Setting, on:bool, say_from:float):
     est = {e.id: estimate(e, fam, s) for e in todo} if on else {}
     total, n = sum(x for x in est.values() if x), sum(x is not None for x in est.values())
     if not on or total <= 0 or total < say_from: yield lambda e: None; return
-    say = f'{total:.0f} s' if total < 90 else f'{total / 60:.1f} min'
     rest = f'; the other {len(todo) - n} (one subject, or measured) not counted' if len(todo) > n else ''
-    print(f'battery {fam.name}: about {say} on this machine for {n} randomised row{"s" * (n > 1)} (timed on the spot{rest})', file=sys.stderr, flush=True)
+    print(f'battery {fam.name}: about {duration(total)} on this machine for {n} randomised row{"s" * (n > 1)} (timed on the spot{rest})', file=sys.stderr, flush=True)
     from tqdm.auto import tqdm
     with tqdm(total=round(total, 1), unit='s', desc=f'battery {fam.name}', file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
         yield lambda e: bar.update(round(est[e.id] or 0, 1))
@@ -262,7 +267,14 @@ def plot_cards(cards:dict,  # {family name: `battery` result}
 # %% ../../nbs/16_battery.ipynb #f9f6e401
 from ..base.sweep import kind
 
-@kind('battery', version=4, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45); 4: what animals show, stacks (issues 47, 48)
+def battery_estimate(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, device='cpu') -> float|None:
+    "Estimated seconds of `battery_task` at these settings: its rows' `estimate`s summed (None where no row is estimated); what a sweep says before it runs."
+    fam, s = _setting(rule, subjects, seed, gamma, beta, device)
+    xs = [x for e in registered().values() if (x := estimate(e, fam, s)) is not None]
+    return sum(xs) if xs else None
+
+@kind('battery', version=4, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'),
+      estimate=battery_estimate)   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45); 4: what animals show, stacks (issues 47, 48)
 def battery_task(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, device='cpu'):
     "The battery card of one family at one setting of β and γ (`battery.battery`; one the family does not take is refused): a row per phenomenon."
     return battery(rule, subjects=subjects, seed=seed, beta=beta, gamma=gamma, device=device, progress=False)

@@ -778,7 +778,7 @@ def _sweep_args(p):
     p.add_argument('--workers', type=_number(int, lo=1, name='workers'), default=None, help='processes: pool size (default: the CPUs); dask without --scheduler: local workers (default 2)')
     p.add_argument('--cache', default=None, metavar='DIR', help="the cache folder (default $PAVLOVATTN_CACHE, else the checkout's .cache/pavlovattn, else ~/.cache/pavlovattn)")
     p.add_argument('--out', default=None, metavar='TABLE', help='write the table to TABLE (.csv, .parquet or .json; default: CSV on stdout)')
-    p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--quiet', action='store_true', help='no estimate and no progress bar on stderr')
 
 def _check_backend(a, cmd):
     "--backend, --scheduler: a backend of the sweep runner; Dask installed when asked for (else what to install)."
@@ -801,7 +801,7 @@ def _sweep(a) -> int:
     try:
         grid = sw.load_grid(a.grid); sw.tasks(grid)                      # a grid that cannot run is refused before anything starts
         with _mod('base.cache')._terminate_as_exit():                         # SIGTERM: the cluster closed, the finished tasks kept
-            df = sw.run(grid, cache=a.cache, backend=a.backend or 'inprocess', scheduler=a.scheduler, workers=a.workers, progress=not a.quiet)
+            df = sw.run(grid, cache=a.cache, backend=a.backend or 'inprocess', scheduler=a.scheduler, workers=a.workers, progress=not a.quiet, say_from=SAY_FROM_S)
         if a.out is not None: sw.save(df, a.out)
     except (sw.GridError, sw.BackendError) as e: raise UsageError(f'{cmd}: {e}')
     except KeyboardInterrupt:

@@ -15,7 +15,8 @@ from .machine import provenance, write_provenance
 # %% auto #0
 __all__ = ['KINDS', 'MAX_CONFIGS', 'MAX_VALUES', 'MAX_DEPTH', 'MAX_GRID_BYTES', 'DASK_MISSING', 'BACKENDS', 'RETRIES',
            'RESOURCE_WAIT', 'Kind', 'kind', 'resolve', 'GridError', 'load_grid', 'expand', 'tasks', 'Store', 'execute',
-           'BackendError', 'run', 'table', 'summary_line', 'save', 'claim_task', 'reproduce']
+           'BackendError', 'duration', 'say_estimate', 'run', 'table', 'summary_line', 'save', 'claim_task',
+           'reproduce']
 
 # %% ../../nbs/17_sweep.ipynb #5df4dc5b
 @dataclasses.dataclass(frozen=True)
@@ -25,16 +26,18 @@ class Kind:
     fn:object         # the function a worker calls
     version:int=1     # bump it when the function's results change: every key of this kind changes with it
     home:str|None=None  # the module a worker imports to find it: the function's, or, for one defined in `__main__` (a notebook), the module that registered the kind before
+    estimate:object=None  # `estimate(**config)`: a task's seconds on this machine (timed on the spot), or None; a kind without one is not estimated
 
 KINDS: dict = {}      # name -> Kind (the package's own; a grid may also name `module:function` or `FILE.py:function`)
 
 def kind(name:str, version:int=1,
          code=(),      # the code its results depend on besides the function ('module' or 'module:name', as `cache.code_kind` takes them)
+         estimate=None,# `estimate(**config)`: a task's estimated seconds, or None (what `run` says before a long sweep)
         ):
     "Register the decorated function as the task kind `name`, and its code version as the cache's kind `task <name>` (the one rule of `cache`)."
     def reg(fn):
         prev, mod = KINDS.get(name), fn.__module__
-        KINDS[name] = Kind(name, fn, version, prev.home if mod == '__main__' and prev is not None else mod)
+        KINDS[name] = Kind(name, fn, version, prev.home if mod == '__main__' and prev is not None else mod, estimate)
         code_kind(f'task {name}', version, 'sweep', (f'{fn.__module__}:{fn.__name__}', *code)); return fn
     return reg
 
@@ -479,6 +482,27 @@ def _poll_waiting(s) -> bool:
         else: s.todo.append(t)
     return busy
 
+# %% ../../nbs/17_sweep.ipynb #7020d43b
+def duration(s:float) -> str:
+    "Seconds as a reader says them: '42 s', '12.5 min', '2.0 h'."
+    return f'{s:.0f} s' if s < 90 else f'{s / 60:.1f} min' if s < 5400 else f'{s / 3600:.1f} h'
+
+def _estimate(t:dict) -> float|None:
+    "A task's estimated seconds from its kind's `estimate`, or None: a kind without one, a task that is a function of a module or file, an estimate that failed."
+    k = KINDS.get(t['task'])
+    if k is None or k.estimate is None: return None
+    try: x = k.estimate(**t['config'])
+    except Exception: return None                                         # the task itself says what is wrong with it
+    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else None
+
+def say_estimate(todo:list, say_from:float=10) -> float:
+    "Over `say_from` seconds, one line on stderr: the estimated time of the tasks `todo` run one after another, and how many of them it leaves out (their kinds give no estimate). Returns the estimate."
+    secs = [_estimate(t) for t in todo]; total, n = sum(x for x in secs if x), sum(x is not None for x in secs)
+    if total > 0 and total >= say_from:
+        rest = f'; the other {len(todo) - n} not counted: their kinds give no estimate' if len(todo) > n else ''
+        note(f'pavlovattn sweep: about {duration(total)} on this machine for {n} of its {len(todo)} tasks to run, one after another (timed on the spot{rest})')
+    return total
+
 # %% ../../nbs/17_sweep.ipynb #b3665094
 def run(grid,                      # a grid (dict), the path of a YAML/JSON grid file, or a list of them (one sweep of all their tasks)
         cache=None,                # the cache folder (default `cache.root()`); its `sweep/` holds one entry per task
@@ -486,7 +510,8 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
         scheduler=None,            # dask: None (a LocalCluster started here), 'tcp://host:port', a Client or a cluster object
         workers:int|None=None,     # processes: pool size (default: the CPUs); dask LocalCluster: workers (default 2)
         threads:int|None=1,        # torch threads per task, the same on every backend (None: leave them)
-        progress:bool=True,        # a progress bar on stderr
+        progress:bool=True,        # a progress bar on stderr; estimated over `say_from` seconds, the estimate first (`say_estimate`)
+        say_from:float=10,         # seconds above which it says its estimate (the command line's, as `run`'s)
         resource_wait:float=RESOURCE_WAIT,  # dask: seconds GPU tasks wait for a worker offering GPU before each fails in one line
        ):                          # the tidy table (pandas), its counts in `.attrs['summary']`
     "Run every task of `grid` that the cache lacks, on `backend`, and return the table of all of them; finished tasks are read, never run again."
@@ -502,6 +527,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait) if s.todo else None
     dash = getattr(ex, 'dashboard', None)
     if dash and progress: note(f'pavlovattn sweep: Dask dashboard {dash}')
+    if progress: say_estimate(s.todo, say_from)
     store.log(event='start', sweep=s.sid, backend=backend, tasks=len(ts), cached=s.n['cached'], dashboard=dash, pid=os.getpid(), host=socket.gethostname())
     bar, status, last = _bar(len(ts), len(s.entries), progress), 'interrupted', None
     try:

@@ -282,6 +282,7 @@ def _special_case(rule, keying, n1, n2, beta, gamma):
         return blocking_contiguity(rule, n1, n2, beta, gamma, rho=rho, rho_c=rc)
     return None
 
+# %% ../../nbs/03_blocking.ipynb #fade877b
 def blocking_grid(rules=RULES,          # families to check
                   dtype=torch.float64,  # simulation dtype (closed forms: float64)
                   full:bool=False,      # a larger grid (longer phases, one more decay)
