@@ -86,7 +86,7 @@ site-check: chromium
 	$(BIN)/python tools/check_site.py _docs
 
 # Tiers: `make reproduce` runs every claim that trains no model (its measured cost is printed before it starts);
-# TIER=trained adds the trained-model claims (206 small models from an empty cache: 52 min on 2 cores shared with other
+# TIER=trained adds the trained-model claims (233 small models from an empty cache: about 65 min on 2 cores shared with other
 # work, one worker process per core; not yet timed idle), TIER=full runs everything at the
 # GPU-sized settings. The site is built first (it does not depend on the run) and the report is rewritten after every
 # claim, so a stopped run leaves the site and a partial report (its rows not run say so).
