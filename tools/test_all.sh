@@ -13,12 +13,13 @@ after=$(git status --porcelain 2>/dev/null)
 if [[ "$before" == "$after" ]]; then add 1 0; echo "sync: ok"
 else add 0 1; echo "sync: FAILED: nbdev_export/nbdev_clean changed files (commit the result):"; diff <(echo "$before") <(echo "$after") | head -20; fi
 
-echo "== notebooks: nbdev_test"
+echo "== notebooks: nbdev_test (tools/nbtest.py: longest first)"
 # GPU cells run everywhere, as Jupyter's Run All runs them: without CUDA each prints one line and skips itself.
 flags="gpu"
 total=$(find nbs -name '*.ipynb' -not -path '*/.*' -not -path '*/_*' | wc -l)
 log=$(mktemp)
-if nbdev_test --flags "$flags" --do_print --timing 2>"$log"; then nbf=0
+# nbdev_test's runner with the longest notebooks started first (tools/nbtest.py says why)
+if python tools/nbtest.py --flags "$flags" 2>"$log"; then nbf=0
 else nbf=$(sed -n '/Failed On The Following Notebooks/,$p' "$log" | grep -c $'^\t' || true); [[ "$nbf" -gt 0 ]] || nbf=1; fi
 cat "$log" >&2
 echo "notebooks: $((total - nbf)) passed, $nbf failed"; add $((total - nbf)) $nbf
@@ -26,7 +27,9 @@ echo "notebooks: $((total - nbf)) passed, $nbf failed"; add $((total - nbf)) $nb
 echo "== pytest tests/"
 # pytest's own progress line by line as it runs (one dot per test, a percentage per line), kept for the count below
 plog=$(mktemp)
-python -m pytest -q -p no:cacheprovider tests 2>&1 | tee "$plog"; rc=${PIPESTATUS[0]}; out=$(tail -40 "$plog")
+# one worker process per core (at most 4), each test file in one worker (--dist loadfile: a file's tests share its fixtures)
+workers=$(nproc 2>/dev/null || echo 1); (( workers > 4 )) && workers=4
+python -m pytest -q -p no:cacheprovider -n "$workers" --dist loadfile tests 2>&1 | tee "$plog"; rc=${PIPESTATUS[0]}; out=$(tail -40 "$plog")
 pp=$(echo "$out" | grep -Eo '[0-9]+ passed' | tail -1 | grep -Eo '[0-9]+' || echo 0)
 pf=$(echo "$out" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
 [[ -n "$pf" ]] || pf=0
