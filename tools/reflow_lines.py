@@ -5,7 +5,7 @@ of its own above its line (never a docment: a comment on a parameter of a `def` 
 tree must stay equal (`ast.dump`), else the cell is left as it was; what is still over the limit is listed (docstrings,
 docments, a long name). The rest of the notebook (outputs, other cells) is written back as it was.
 
-    python tools/reflow_lines.py nbs/13_trained_probes.ipynb [--limit 90] [--dry-run]
+    python tools/reflow_lines.py nbs/13_trained_probes.ipynb [--limit 90] [--dry-run] [--all]
 """
 import argparse, ast, io, json, re, sys, tokenize
 from pathlib import Path
@@ -149,12 +149,13 @@ def _tree(src): return ast.dump(ast.parse(src))
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('path'); p.add_argument('--limit', type=int, default=90); p.add_argument('--dry-run', action='store_true')
+    p.add_argument('--all', action='store_true', help='every code cell, not only the export cells (a cell that does not parse, e.g. with a magic, is left as it was)')
     a = p.parse_args(argv); path = Path(a.path)
     if not path.exists(): print(f'reflow_lines: {path} does not exist', file=sys.stderr); sys.exit(2)
     nb = json.loads(path.read_text()); changed = before = 0; left, refused = [], []
     for i, c in enumerate(nb['cells']):
         s = ''.join(c['source'])
-        if c['cell_type'] != 'code' or not s.startswith('#| export'): continue
+        if c['cell_type'] != 'code' or not (a.all or s.startswith('#| export')): continue
         n0 = sum(len(l) > a.limit for l in s.split('\n')); before += n0
         if not n0: continue
         new, still = reflow(s, a.limit)
@@ -164,7 +165,8 @@ def main(argv=None):
         if new != s: changed += 1; c['source'] = new.splitlines(keepends=True)
         left += [(i, l) for l in still]
     if not a.dry_run: path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
-    print(f'{before} lines over {a.limit} in export cells; {changed} cells reflowed; {len(left)} lines still over; '
+    print(f"{before} lines over {a.limit} in {'code' if a.all else 'export'} cells;"
+          f' {changed} cells reflowed; {len(left)} lines still over; '
           f'cells left as they were (tree would change): {refused or "none"}')
     for i, l in left: print(f'  cell {i} ({len(l)}): {l.strip()[:110]}')
 
