@@ -51,6 +51,26 @@ def test_the_layout_probe_measures_words_in_chromium(tmp_path):
     assert len(bad) == 1 and 'td "dissociation-relative-validity"' in bad[0], bad
     assert good == [], good
 
+@pytest.mark.skipif(shutil.which('chromium') is None, reason='needs Debian chromium (make chromium)')
+def test_a_batch_gives_each_page_what_a_run_of_its_own_gives(tmp_path):
+    "Pages loaded side by side in one Chromium run (the site check's batches): each page's DOM and layout note, at 1280 px and at phone width, are those of a run for that page alone (about 10 s)."
+    (tmp_path / 'wide.html').write_text(page('<pre style="overflow-x:hidden;white-space:pre">' + 'w' * 400 + '</pre><p>a wide page</p>'))
+    (tmp_path / 'cut.html').write_text(page('<table><tr><td style="white-space:nowrap">' + 'dissociation-relative-validity ' * 30 + '</td></tr></table>'))
+    (tmp_path / 'fine.html').write_text(page('<p>' + 'a short page with words. ' * 20 + '</p>'))
+    srv = cs.serve(tmp_path); base = f'http://127.0.0.1:{srv.server_port}/'; names = ['wide.html', 'cut.html', 'fine.html']
+    try:
+        wide, narrow = cs.doms(base, names), cs.doms(base, names, 390, 844)
+        alone = {n: (cs.dom(base + n), cs.dom(base + 'phone/' + n)) for n in names}
+    finally: srv.shutdown()
+    note = lambda d: json.loads(html.unescape(__import__('re').search(r'data-layout="([^"]*)"', d).group(1)))
+    assert sorted(wide) == sorted(narrow) == sorted(names)
+    for n in names:
+        d, p = alone[n]
+        assert note(wide[n]) == note(d) and note(narrow[n]) == note(p), n
+        assert cs.desktop_problems(wide[n]) == cs.desktop_problems(d) and cs.phone_problems(narrow[n]) == cs.phone_problems(p), n
+        assert '<main' in wide[n] and wide[n].split('<main', 1)[1] == d.split('<main', 1)[1].rstrip('\n'), n
+    assert cs.desktop_problems(wide['wide.html']) and cs.phone_problems(narrow['cut.html']) and not cs.phone_problems(narrow['fine.html'])
+
 def test_search_problems_find_raw_tex_in_a_snippet(tmp_path):
     (tmp_path / 'search.json').write_text(json.dumps([dict(href='a.html', title='A', section='', text='strength (1-\\beta)^{n_1} falls'),
                                                       dict(href='b.html#x', title='B', section='Blocking', text='plain text')]))

@@ -60,8 +60,9 @@ LAYOUT_PROBE = b"""<script>window.addEventListener('load', () => setTimeout(() =
       for (const x of n.textContent.split(/\\s+/)) { const m = cv.measureText(x).width; if (m > px) { word = x; px = m; } } }
     return px > inner + 1 ? c.tagName.toLowerCase() + ' "' + word.slice(0, 30) + '" (' + Math.round(px) + ' px in a ' + Math.round(inner) + ' px cell)' : null;
   }).filter(Boolean).slice(0, 4);
-  const top = window.parent === window ? de : window.parent.document.documentElement;
-  top.setAttribute('data-layout', JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads, cut, narrow}));
+  const note = JSON.stringify({width: W, scroll: de.scrollWidth, wide: outer, heads, cut, narrow});
+  de.setAttribute('data-layout', note);                          // the page's own <html>; in a frame, also its parent's
+  if (window.parent !== window) window.parent.document.documentElement.setAttribute('data-layout', note);
 }, 500));</script>"""
 
 def serve(root):
@@ -70,6 +71,7 @@ def serve(root):
         def send_head(self):                 # an .html page goes out with the layout probe before </body>
             if self.path.startswith('/phone/'):  # /phone/page.html: the page in a phone-sized frame
                 body = PHONE_FRAME.replace(b'PAGE', self.path[len('/phone/'):].encode())
+            elif self.path.startswith('/batch/'): body = batch_page(unquote(self.path[len('/batch/'):]))
             else:
                 path = self.translate_path(self.path)
                 if not path.endswith('.html') or not Path(path).is_file(): return super().send_head()
@@ -80,15 +82,38 @@ def serve(root):
     srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), functools.partial(Quiet, directory=str(root)))
     threading.Thread(target=srv.serve_forever, daemon=True).start(); return srv
 
+BATCH = 8                                   # pages per Chromium run
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
          '--disable-component-update', '--disable-sync', '--virtual-time-budget=5000']
 
 PHONE_FRAME = b'<!doctype html><html><body style="margin:0"><iframe src="/PAGE" style="width:390px;height:844px;border:0"></iframe></body></html>'
 
+# /batch/WxH/a.html,b.html: several pages, each in a W x H frame, loaded by one Chromium run (starting Chromium is most of
+# a page's check: about 2 s of 2.5). Once every frame has loaded and its layout probe has run, each frame's DOM is copied
+# into a <textarea data-page="..."> of the batch page, which `--dump-dom` then returns escaped; `doms` reads them back.
+BATCH_SCRIPT = b"""<script>window.addEventListener('load', () => setTimeout(() => {
+  for (const f of [...document.querySelectorAll('iframe')]) {
+    const t = document.createElement('textarea'); t.setAttribute('data-page', f.dataset.page);
+    t.textContent = f.contentDocument ? f.contentDocument.documentElement.outerHTML : ''; document.body.appendChild(t); f.remove(); }
+}, 1000));</script>"""
+
+def batch_page(spec:str) -> bytes:
+    "The batch page for the path tail 'WxH/a.html,b.html'."
+    size, names = spec.split('/', 1); w, h = (int(v) for v in size.split('x'))
+    frames = ''.join(f'<iframe data-page="{html.escape(n)}" src="/{html.escape(n)}" style="width:{w}px;height:{h}px;border:0;display:block">'
+                     '</iframe>' for n in names.split(','))
+    return b'<!doctype html><html><body style="margin:0">' + frames.encode() + BATCH_SCRIPT + b'</body></html>'
+
 def dom(url):
     with tempfile.TemporaryDirectory() as ud:
         return subprocess.run(['chromium', *FLAGS, f'--user-data-dir={ud}', '--window-size=1280,900', '--dump-dom', url],
                               capture_output=True, text=True, timeout=120).stdout
+
+def doms(base, names, width=1280, height=900) -> dict:
+    "{page name: its DOM} for pages loaded side by side in one Chromium run, each in a `width` x `height` frame."
+    d = dom(base + f'batch/{width}x{height}/' + ','.join(names))
+    return {html.unescape(m.group(1)): html.unescape(m.group(2))
+            for m in re.finditer(r'<textarea data-page="([^"]*)"[^>]*>(.*?)</textarea>', d, re.S)}
 
 MAGIC = (b'\x89PNG', b'\xff\xd8', b'<svg', b'<?xml', b'GIF8')
 
@@ -272,8 +297,11 @@ def duplicates(pages):
         if len(t) >= 40: by[hashlib.sha1(t.encode()).hexdigest()].append(p.name)
     return {n: [m for m in g if m != n] for g in by.values() if len(g) > 1 for n in g}
 
-def check_page(page, base, nb=None, dups=(), search=None):
-    d, src, probs = dom(base + page.name), page.read_text(), []
+def check_page(page, base, nb=None, dups=(), search=None, d=None, phone=None):
+    "What is wrong with one page: its DOM `d` at 1280 px and `phone` at phone width (each loaded alone when not given)."
+    d = dom(base + page.name) if d is None else d
+    phone = dom(base + 'phone/' + page.name) if phone is None else phone
+    src, probs = page.read_text(), []
     if not d.strip(): return ['browser returned no DOM']
     main = re.search(r'<main[^>]*>(.*?)</main>', d, re.S)
     if not main or len(re.sub(r'<[^>]+>', '', main.group(1)).strip()) < 40: probs.append('no main content')
@@ -290,7 +318,7 @@ def check_page(page, base, nb=None, dups=(), search=None):
     if dups: probs.append(f"the same page as {', '.join(dups)}")
     if search: probs.append(search)
     if nb is not None: probs += missing_outputs(nb) + printed_warnings(nb) + saved_errors(nb)
-    probs += text_problems(d) + desktop_problems(d, page.name in WHOLE_WORDS) + heading_problems(d) + phone_problems(dom(base + 'phone/' + page.name))
+    probs += text_problems(d) + desktop_problems(d, page.name in WHOLE_WORDS) + heading_problems(d) + phone_problems(phone)
     return probs + image_problems(page, d)
 
 def main(site='_docs', *only, nbs=Path(__file__).resolve().parent.parent/'nbs'):
@@ -305,10 +333,14 @@ def main(site='_docs', *only, nbs=Path(__file__).resolve().parent.parent/'nbs'):
     notebooks = {page_name(nb): nb for nb in sorted(Path(nbs).glob('*.ipynb')) if not nb.name.startswith(('_', '.'))}
     dups, search = duplicates(sorted(site.glob('*.html'))), search_problems(site)
     srv = serve(site); base = f'http://127.0.0.1:{srv.server_port}/'; fails = passed = 0
-    # Pages side by side: a page's two Chromium loads spend more than half their time waiting, not computing (2.7 s wall
-    # for 1.1 s of CPU each on 2 cores), so 4 at a time on any machine; the lines still come in page order.
-    check = lambda page: check_page(page, base, notebooks.get(page.name), dups.get(page.name, ()), search.get(page.name))
-    with concurrent.futures.ThreadPoolExecutor(4) as pool: found = list(pool.map(check, pages))
+    # Pages in batches of BATCH, each batch one Chromium run at 1280 px and one at phone width (a run per page and width
+    # took 2-2.5 s, most of it starting Chromium); two batches at a time. A page a batch did not return is loaded alone.
+    def check(chunk):
+        names = [p.name for p in chunk]; wide, narrow = doms(base, names), doms(base, names, 390, 844)
+        return [check_page(p, base, notebooks.get(p.name), dups.get(p.name, ()), search.get(p.name), wide.get(p.name), narrow.get(p.name))
+                for p in chunk]
+    chunks = [pages[i:i + BATCH] for i in range(0, len(pages), BATCH)]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool: found = [x for got in pool.map(check, chunks) for x in got]
     for page, probs in zip(pages, found):
         if probs: fails += 1; print(f'FAIL {page.name}: {probs}')
         else: passed += 1; print(f'ok   {page.name}')
