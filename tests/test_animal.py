@@ -5,6 +5,7 @@ from pavlovattn.apps.animal import (load_experiments, experiments, select, compi
                                score, fit)
 from pavlovattn.model.core import RULES
 from pavlovattn.design.designs import parse_design
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 
 def test_every_experiment_parses_and_every_group_has_data():
@@ -102,7 +103,7 @@ def test_joint_fit_held_out():
 
 
 def _cli(*argv):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *argv], capture_output=True, text=True, timeout=600)
+    return cli(*argv, timeout=600)
 
 
 def test_cli_score_json_and_refusals():

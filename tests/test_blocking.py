@@ -7,6 +7,7 @@ from pavlovattn.design.designs import simulate
 from pavlovattn.pages.blocking import (blocking_general, simulate_blocking, blocking_onehot, blocking_normalized, blocking_overlap,
                                  blocking_gated, blocking_contiguity, blocking_keys, blocking_closed_form, blocking_design,
                                  blocking_grid, Blocking)
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 F64 = torch.float64
 
@@ -121,8 +122,7 @@ def test_limits_and_errors():
 
 
 def test_cli_json_matches_closed_form():
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', blocking_design(10, 10), '--rule', 'delta',
-                        '--beta', '0.2', '--format', 'json'], capture_output=True, text=True, timeout=300)
+    r = cli('run', blocking_design(10, 10), '--rule', 'delta', '--beta', '0.2', '--format', 'json', timeout=300)
     assert r.returncode == 0, r.stderr
     g = json.loads(r.stdout)['groups']
     cf = blocking_closed_form('delta', 10, 10, 0.2)

@@ -2,6 +2,7 @@
 import json, os, stat, subprocess, sys, threading
 import pytest
 from pavlovattn.base.cache import write_json, read_json, write_report, atomic_write, CacheError, safe_line, finite
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 def test_a_racing_reader_never_sees_a_torn_entry(tmp_path, capsys):
     "Reproducer 4: 62 of 1,146 reads racing one writer got a JSONDecodeError with path.write_text."
@@ -274,7 +275,7 @@ def test_numbas_cache_lives_under_the_one_root(tmp_path):
 def test_pavlovattn_cache_is_a_subcommand(tmp_path):
     "`pavlovattn cache` (issue 45): the cache's commands beside the others; bad arguments get one line and exit 2; `versions` lists every kind the pages register (found by discover, no module list)."
     env = dict(os.environ, PAVLOVATTN_CACHE=str(tmp_path / 'c'))
-    run = lambda *a: subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'cache', *a], capture_output=True, text=True, env=env, timeout=300)
+    run = lambda *a: cli('cache', *a, env=env, timeout=300)
     r = run('root'); assert r.returncode == 0 and r.stdout.strip() == str(tmp_path / 'c'), r.stderr
     for bad in (('bogus',), ('migrate',)):
         r = run(*bad); assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith('pavlovattn cache'), r.stderr

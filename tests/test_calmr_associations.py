@@ -4,6 +4,7 @@ calmr designs whose outcomes a cue -> US run does not model are computed, never 
 import json, subprocess, sys, warnings
 import numpy as np, pytest
 from pavlovattn.design.designs import simulate, parse_design, calmr_parameters, DesignError, PartialWarning, memory_estimate
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 def calmr_rw(trials, alphas, on, off, lam):
     "calmr's RW1972: `trials` a list of trials, each a list of periods (lists of stimuli); a trial starting with '#' is a test. Returns V after the run."
@@ -64,7 +65,7 @@ def test_a_partial_run_says_so_everywhere(tmp_path):
     with warnings.catch_warnings():                                   # the native grammar has no stimulus-to-stimulus links: no note
         warnings.simplefilter('error'); assert not simulate('10AB+ | #A').notes
 
-def pv(*a): return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *a], capture_output=True, text=True)
+def pv(*a): return cli(*a)
 
 def test_cli_partial_note_and_counts():
     for fmt in ('table', 'json', 'csv'):

@@ -3,12 +3,13 @@ command's name and is one line with exit status 2, and what `--help` lists agree
 import configparser, json, pathlib, subprocess, sys, time
 import pytest
 from pavlovattn.apps.cli import SUBCOMMANDS
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 HEAVY = ('torch', 'numpy', 'pandas', 'matplotlib', 'numba')
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def pv(*args, timeout=600):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *args], capture_output=True, text=True, timeout=timeout)
+    return cli(*args, timeout=timeout)
 
 def loaded_after(argv):
     "Run `main(argv)` in a fresh interpreter; return (exit status, stdout, heavy modules it imported, seconds)."
@@ -202,7 +203,7 @@ def test_results_file_layouts(tmp_path):
     (['run', '--palms', 'does-not-exist.rw'], 'pavlovattn run: cannot read'),
 ])
 def test_interop_flags_refuse_bad_input_in_one_line(argv, start, tmp_path):
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *argv], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    r = cli(*argv, timeout=600, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith(start) and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 def test_omega_reaches_vhw_and_is_refused_elsewhere():
@@ -242,7 +243,7 @@ EVENTS2 = 'cues\toutcomes\nA_B\tx\nA\tx_y\nB\t\n'                        # two o
 def test_all_outcomes_refuses_in_one_line(args, line, tmp_path):
     "`run --pyndl EVENTS --all-outcomes` (learn_pyndl: every outcome in one pass) takes pyndl's parameters only; the rest is refused, one line, exit 2."
     (tmp_path / 'e.tsv').write_text(EVENTS2)
-    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    r = cli('run', *args, timeout=600, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr == line + '\n' and r.stdout == '', r.stderr
 
 def test_all_outcomes_rows_are_the_design_route_per_outcome(tmp_path):

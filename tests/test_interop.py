@@ -4,6 +4,7 @@ import json, re, subprocess, sys
 import pytest
 from pavlovattn.design.designs import parse_design, simulate, calmr_parameters, DesignError
 from pavlovattn.apps.interop import read_calmr, write_calmr
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 # calmr's get_design() tables, as R's write.csv(df) writes them (row names on) and with row.names = FALSE
 BLOCKING_R = '"","Group","P1","P2"\n"1","Blocking","10N>(US)","10NL>(US)/10#L"\n"2","Control","","10NL>(US)/10#L"\n'
@@ -66,7 +67,7 @@ def test_bad_tables_are_one_line(tmp_path, text, msg):
     assert msg in str(e.value) and len(str(e.value).splitlines()) == 1
 
 def pv(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=300)
+    return cli('run', *args, timeout=300)
 
 def test_cli_calmr_table(tmp_path):
     (tmp_path / 'b.csv').write_text(BLOCKING_R)

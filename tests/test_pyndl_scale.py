@@ -38,6 +38,7 @@ import torch
 from pavlovattn.model.core import recur, rescorla_wagner, NonFiniteError
 from pavlovattn.design.designs import DesignError
 from pavlovattn.model.kernels import delta_events, _events
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 from pavlovattn.apps.interop import learn_pyndl
 
 def _events_csr(evs):
@@ -179,7 +180,9 @@ def test_1e6_events_in_bounded_memory(tmp_path):
 
 # ---------------------------------------------------------------- the command line: pavlovattn run --pyndl EVENTS --all-outcomes
 def _cli(*args, **kw):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
+    if kw:                                       # a resource limit set before the command starts: a process of its own
+        return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *map(str, args)], capture_output=True, text=True, timeout=600, **kw)
+    return cli('run', *args, timeout=600)
 
 def test_cli_all_outcomes_equals_learn_pyndl_and_pyndl(tmp_path):
     """`run --pyndl EVENTS --all-outcomes` is learn_pyndl with alpha = --salience (default 1), betas = (--beta, --beta-minus),

@@ -2,13 +2,14 @@
 import json, subprocess, sys
 import pytest
 from pavlovattn.base.registry import PAPER_VERDICTS
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 def _rows(path):
     "The rows of a `reproduce --json` report (beside them it holds its provenance: tests/test_cli_reader.py)."
     return json.loads(path.read_text())['rows']
 
 def pv(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', *args], capture_output=True, text=True, timeout=1800)
+    return cli(*args, timeout=1800)
 
 def test_exact_claims_pass_strictly(tmp_path):
     "Every exact (closed form vs simulation) claim passes under --strict; the JSON rows carry the documented keys."

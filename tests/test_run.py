@@ -1,6 +1,7 @@
 """The `pavlovattn run` contract: the JSON object, the table and CSV formats, defaults, and one-line bad-input errors (exit 2)."""
 import contextlib, csv, io, json, subprocess, sys
 import pytest
+from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
 
 BLOCKING = 'exp: 10A+ | 10AB+ | #B ; ctrl: 10C+ | 10AB+ | #B'
 
@@ -9,7 +10,7 @@ def one_in_default(cases, keep=0):
     return [c if i == keep else pytest.param(*(c if isinstance(c, tuple) else (c,)), marks=pytest.mark.slow) for i, c in enumerate(cases)]
 
 def pv(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'run', *args], capture_output=True, text=True, timeout=300)
+    return cli('run', *args, timeout=300)
 
 def run_json(*args, process:bool=False):
     "The JSON a successful `pavlovattn run` prints: in this process (the command's own `main`; about 4 s less per call than a new Python importing torch), or with `process` as a command (`pv`)."
@@ -166,7 +167,7 @@ def test_table_format_is_linear_in_groups():
     assert dt < 60, dt
 
 def reproduce(*args):
-    return subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'reproduce', *args], capture_output=True, text=True, timeout=300)
+    return cli('reproduce', *args, timeout=300)
 
 def test_reproduce_json_is_written_atomically(tmp_path, monkeypatch):
     "The report goes to a temporary file in the same folder and is renamed over the old one: a failed write leaves the old report whole."
