@@ -9,6 +9,11 @@ add() { P=$((P + $1)); F=$((F + $2)); }
 # environment forbids bytecode caches (PYTHONDONTWRITEBYTECODE=1 on this machine), each of them compiled the package's
 # 14,000 lines again (0.3-0.4 s a process): here they are compiled once and cached in __pycache__/ (ignored by git).
 unset PYTHONDONTWRITEBYTECODE
+# Parallelism comes from processes here (two nbdev_test workers beside the animal page's process, one pytest worker per
+# core): each process computes on one thread, as torch would otherwise start a thread per core in every process, and
+# OpenMP threads that outnumber the cores wait on each other (the notebooks: 183 s with torch's default, 150 s so).
+# Tests that check results across thread counts set the counts themselves.
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 python -m compileall -q -j 0 pavlovattn >/dev/null 2>&1 || true
 
 echo "== sync: nbdev_export && nbdev_clean leave the tree unchanged"
