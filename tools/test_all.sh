@@ -11,8 +11,8 @@ add() { P=$((P + $1)); F=$((F + $2)); }
 unset PYTHONDONTWRITEBYTECODE
 # Parallelism comes from processes here (two nbdev_test workers beside the animal page's process, one pytest worker per
 # core): each process computes on one thread, as torch would otherwise start a thread per core in every process, and
-# OpenMP threads that outnumber the cores wait on each other (the notebooks: 183 s with torch's default, 150 s so).
-# Tests that check results across thread counts set the counts themselves.
+# OpenMP threads that outnumber the cores wait on each other (on 2 cores: the notebooks 183 -> 150 s, pytest 347 ->
+# 264 s with a warm cache). Tests that check results across thread counts set the counts themselves.
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 python -m compileall -q -j 0 pavlovattn >/dev/null 2>&1 || true
 
