@@ -34,11 +34,6 @@ total=$(find nbs -name '*.ipynb' -not -path '*/.*' -not -path '*/_*' | wc -l)
 solo="14_animal_data.ipynb"
 log=$(mktemp); slog=$(mktemp)
 nbdev_test --path "nbs/$solo" --flags "$flags" --do_print --timing 2>"$slog" & spid=$!
-# numba's cache of compiled kernels lives in the checkout (.cache/pavlovattn/numba), so a fresh clone starts empty, and
-# processes side by side each compiled the same kernels before any had written them (pytest: 486 s on a fresh clone's
-# first run, 272 s on its second). The kernel and command-line tests compile them once first, beside the animal page
-# (their result is not counted here; pytest runs them below).
-python -m pytest -q -p no:cacheprovider tests/test_kernels.py tests/test_run.py >/dev/null 2>&1 || true
 nbf=0
 if ! nbdev_test --flags "$flags" --do_print --timing --skip_file_re "^([_.]|${solo%.ipynb})" 2>"$log"; then
   n=$(sed -n '/Failed On The Following Notebooks/,$p' "$log" | grep -c $'^\t' || true); [[ "$n" -gt 0 ]] || n=1; nbf=$((nbf + n)); fi
