@@ -76,7 +76,7 @@ def _start():
 
 def cli(*argv, cwd=None, env=None, input=None, timeout=600) -> subprocess.CompletedProcess:
     "Run `python -m pavlovattn.apps.cli *argv` from the warm server; like subprocess.run(..., capture_output=True, text=True)."
-    argv = [str(a) for a in argv]
+    argv = [str(a) for a in argv]; args = [sys.executable, '-m', 'pavlovattn.apps.cli', *argv]
     with _lock, tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp); (t / 'out').touch(); (t / 'err').touch()
         if input is not None: (t / 'in').write_text(input)
@@ -90,6 +90,6 @@ def cli(*argv, cwd=None, env=None, input=None, timeout=600) -> subprocess.Comple
         timer = threading.Timer(timeout, kill); timer.start()
         try: status = json.loads(srv.stdout.readline())['status']
         finally: timer.cancel()
-        if late.is_set(): raise subprocess.TimeoutExpired([sys.executable, '-m', 'pavlovattn.apps.cli', *argv], timeout)
+        if late.is_set(): raise subprocess.TimeoutExpired(args, timeout)
         out, err = (t / 'out').read_text(), (t / 'err').read_text()
-    return subprocess.CompletedProcess([sys.executable, '-m', 'pavlovattn.apps.cli', *argv], status, out, err)
+    return subprocess.CompletedProcess(args, status, out, err)
