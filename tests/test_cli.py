@@ -313,3 +313,25 @@ def test_tier_plans_state_only_measured_costs():
     assert TRAINED_COST in _tier_plan(claims, list(claims), 'trained')
     default = _tier_plan(claims, [i for i in claims if i not in trained], 'default')
     assert f'--trained adds the {len(trained)} trained-model claims' in default and TRAINED_COST not in default, default
+
+_CTRL_C_IN_COMPILE = '''
+import signal, sys
+from numba.core import event
+import pavlovattn.model.kernels                       # the package counts numba's compilations from here on
+hit = []
+class CtrlC(event.Listener):                         # the user presses Ctrl-C as numba starts compiling the first kernel
+    def on_start(self, e):
+        if not hit: hit.append(e.data['dispatcher']); signal.raise_signal(signal.SIGINT)
+    def on_end(self, e): pass
+event.register('numba:compile', CtrlC())
+from pavlovattn.apps import cli
+rc = cli.main(sys.argv[1:])
+print('compiled', len(hit[0].signatures) if hit else None, file=sys.stderr); sys.exit(rc)
+'''
+
+def test_ctrl_c_while_numba_compiles_waits_for_the_compilation(tmp_path):
+    "Ctrl-C in a numba compilation: one line and 130 once the kernel is compiled (raised inside it, LLVM can abort the process)."
+    env = {**__import__('os').environ, 'PAVLOVATTN_CACHE': str(tmp_path)}      # an empty cache: the kernels compile here
+    p = subprocess.run([sys.executable, '-c', _CTRL_C_IN_COMPILE, 'run', '!10A+/10B-', '--subjects', '5000'],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert (p.returncode, p.stderr.splitlines()) == (130, ['pavlovattn run: interrupted', 'compiled 1']), p.stderr[-2000:]

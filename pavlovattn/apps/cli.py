@@ -563,10 +563,11 @@ def _run_incrementally(reg, claims, ids, a):
     bar = tqdm(total=sum(w.values()), disable=a.quiet, leave=False, file=sys.stderr, unit='s',
                bar_format='{desc} {percentage:3.0f}%|{bar:20}| {elapsed} elapsed, ETA {remaining}')
     import signal, threading
-    got = []   # the signals received: an exception raised inside a C callback (numba's compiler) is swallowed, so each claim's end checks too
+    got = []   # the signals received: an exception raised inside a C callback can be swallowed, so each claim's end checks too
     def stop(signum, frame):
         got.append(signum); raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
     main = threading.current_thread() is threading.main_thread()
+    stop = _mod('base.cache').after_compile(stop)                          # a signal during a numba compilation waits for its end
     old = signal.signal(signal.SIGINT, stop) if main else None
     try:
         with _mod('base.cache')._terminate_as_exit():                          # SIGTERM: the report so far stays, marked partial
@@ -862,6 +863,14 @@ def _cache(a) -> int:
 # %% ../../nbs/10_cli.ipynb #b1dd1461
 def main(argv=None) -> int:
     "Entry point of the `pavlovattn` command."
+    import signal, threading
+    plain = threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if plain: signal.signal(signal.SIGINT, _mod('base.cache').after_compile(signal.default_int_handler))   # Ctrl-C never inside numba's compiler
+    try: return _main(argv)
+    finally:
+        if plain: signal.signal(signal.SIGINT, signal.default_int_handler)
+
+def _main(argv=None) -> int:
     p = _Parser(prog='pavlovattn', description='Transformer attention read as classical conditioning.')
     p.add_argument('--version', action='version', version=f'pavlovattn {__version__}')
     sub = p.add_subparsers(dest='cmd', metavar='{' + ','.join(SUBCOMMANDS) + '}')

@@ -11,9 +11,9 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'CachePathError', 'safe_line', 'note', 'checkout', 'root',
-           'numba_cache', 'CodeKind', 'code_kind', 'code_version', 'entry', 'source_fingerprint', 'fingerprint',
-           'atomic_write', 'sealed', 'write_json', 'read_json', 'need', 'finite', 'try_lock', 'unlock', 'locked',
-           'legacy_json', 'migrator', 'migrate', 'write_report']
+           'numba_cache', 'count_compiles', 'after_compile', 'CodeKind', 'code_kind', 'code_version', 'entry',
+           'source_fingerprint', 'fingerprint', 'atomic_write', 'sealed', 'write_json', 'read_json', 'need', 'finite',
+           'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate', 'write_report']
 
 # %% ../../nbs/00e_cache.ipynb #ec3a8e09
 CODE_VERSION = 'pavlovattn cache 3'   # the entry format (fields, hash): stored in every entry, and part of every kind's code version
@@ -117,6 +117,33 @@ def _numba_hook():
             _numba_record(d, [os.path.join(top, f) for f in os.listdir(top) if f.startswith(stem + '.') and f.endswith(_NUMBA_FILES)])
     recorded.pavlovattn = True; caching.IndexDataCacheFile.save = recorded
 
+# %% ../../nbs/00e_cache.ipynb #sig0002
+_COMPILING = dict(depth=0, held=[], listening=False)   # numba's compiler lock: how deep it is held, the signals held back meanwhile
+
+def count_compiles() -> bool:
+    "Count numba's compilations (its compiler-lock events; registered once a process, where numba is installed): whether they are counted."
+    if _COMPILING['listening']: return True
+    try: from numba.core import event
+    except ImportError: return False
+    class Held(event.Listener):
+        def on_start(self, e): _COMPILING['depth'] += 1
+        def on_end(self, e):
+            _COMPILING['depth'] -= 1
+            if _COMPILING['depth'] == 0 and _COMPILING['held']:          # the outermost compilation ended: the first signal held, again
+                sig = _COMPILING['held'][0]; _COMPILING['held'].clear()
+                import _thread; _thread.interrupt_main(sig)
+    event.register('numba:compiler_lock', Held()); _COMPILING['listening'] = True
+    return True
+
+def after_compile(handler):
+    "A signal handler that runs `handler`, held back while numba compiles (then delivered to the main thread)."
+    if 'numba' in sys.modules: count_compiles()       # else the kernels module counts them when it imports numba
+    def held(signum, frame):
+        if _COMPILING['depth'] > 0: _COMPILING['held'].append(signum); return
+        return handler(signum, frame)
+    held.wrapped = handler
+    return held
+
 # %% ../../nbs/00e_cache.ipynb #c0a10005
 @dataclass(frozen=True)
 class CodeKind:
@@ -190,7 +217,7 @@ def _terminate_as_exit():
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield; return
     def stop(signum, frame): raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, after_compile(stop))   # never inside numba's compiler
     try: yield
     finally: signal.signal(signal.SIGTERM, signal.SIG_DFL)
 

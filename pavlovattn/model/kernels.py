@@ -11,10 +11,11 @@ __all__ = ['GOLDEN', 'CALL_ITEMS', 'RANGES', 'shuffle_rows', 'summary_row', 'del
            'stream_keys']
 
 # %% ../../nbs/00b_kernels.ipynb #340436da
-from ..base.cache import numba_cache
+from ..base.cache import numba_cache, count_compiles
 numba_cache()   # numba's compiled kernels under the one cache folder (`cache.root()`), set before numba is imported
 try: import numba
 except ImportError: numba = None
+count_compiles()   # from here on a signal handler wrapped by `after_compile` waits for the compilation running
 
 # %% ../../nbs/00b_kernels.ipynb #07aeea96
 def available() -> bool:
