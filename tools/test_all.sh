@@ -45,7 +45,8 @@ echo "== pytest tests/"
 # pytest's own progress line by line as it runs (one dot per test, a percentage per line), kept for the count below
 plog=$(mktemp)
 # one worker process per core (at most 4), each test file in one worker (--dist loadfile: a file's tests share its fixtures)
-workers=$(nproc 2>/dev/null || echo 1); (( workers > 4 )) && workers=4
+# (the cores, not OMP_NUM_THREADS: GNU nproc answers that variable, set to 1 above, which ran pytest on one worker)
+workers=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1); (( workers > 4 )) && workers=4
 python -m pytest -q -p no:cacheprovider -n "$workers" --dist loadfile tests 2>&1 | tee "$plog"; rc=${PIPESTATUS[0]}; out=$(tail -40 "$plog")
 pp=$(echo "$out" | grep -Eo '[0-9]+ passed' | tail -1 | grep -Eo '[0-9]+' || echo 0)
 pf=$(echo "$out" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
