@@ -331,7 +331,8 @@ print('compiled', len(hit[0].signatures) if hit else None, file=sys.stderr); sys
 
 def test_ctrl_c_while_numba_compiles_waits_for_the_compilation(tmp_path):
     "Ctrl-C in a numba compilation: one line and 130 once the kernel is compiled (raised inside it, LLVM can abort the process)."
-    env = {**__import__('os').environ, 'PAVLOVATTN_CACHE': str(tmp_path)}      # an empty cache: the kernels compile here
+    env = {k: v for k, v in __import__('os').environ.items() if k != 'NUMBA_CACHE_DIR'}   # set by this process when it loaded the kernels
+    env['PAVLOVATTN_CACHE'] = str(tmp_path)                                              # an empty cache: the kernels compile here
     p = subprocess.run([sys.executable, '-c', _CTRL_C_IN_COMPILE, 'run', '!10A+/10B-', '--subjects', '5000'],
                        capture_output=True, text=True, env=env, timeout=300)
     assert (p.returncode, p.stderr.splitlines()) == (130, ['pavlovattn run: interrupted', 'compiled 1']), p.stderr[-2000:]
