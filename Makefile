@@ -21,38 +21,23 @@ help:
 # the package with its runtime and the docs toolchain (.[docs]); `make test` also the test, interop and fla extras
 # (.[docs,test,interop,fla]): the fla extra (flash-linear-attention and Triton, ~1 GB) because the tests compare the
 # package's layers with fla's pure-torch references on the CPU (tests/test_fla_layers.py, tests/test_pretrained.py), a
-# peer check that must run in CI; `make reproduce` never installs it. Each step says what it installs and how long it took the last time (on this
-# machine, else as nbs/install_times.json measured it); pip's output goes to .venv/pip.log, named in one line if pip fails.
-# torch comes first, from PyTorch's CPU wheel index when it answers within a few seconds: a plain `pip install torch` on
-# Linux resolves the CUDA build and pulls several GB of NVIDIA wheels. Where that index is unreachable (no network, a
-# proxy, a local wheel folder in pip's config), the plain package, with one line saying so. pip installs without compiling
-# (it compiles one file after another: 78 s for the test venv's 18,000 files on this machine) and compileall then
-# compiles the whole venv on every core, so the venv ends as pip would leave it (every module with its bytecode).
-TORCH := torch==2.13.0
-TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
-PIP_LOG := $(VENV)/pip.log
+# peer check that must run in CI; `make reproduce` never installs it. Each step says what it installs and how long it took
+# the last time (on this machine, else as nbs/install_times.json measured it). tools/install.py installs: torch first (its
+# CPU build where PyTorch's CPU index answers within 5 s; a plain `pip install torch` on Linux pulls several GB of NVIDIA
+# wheels), then the package, with uv where pip can install it (parallel: about 25 s against 2 min with pip here), else pip;
+# the installer's output goes to .venv/pip.log, named in one line if it fails.
+# Bytecode: Python compiles each module the first time it is imported and keeps it in __pycache__/, unless
+# PYTHONDONTWRITEBYTECODE is set, as on this machine, where every process then compiled torch again: the make commands
+# lift it for what they run (compiling the whole environment up front instead took 40 s for 17,500 files, of which the
+# checks import about 2,500).
+unexport PYTHONDONTWRITEBYTECODE
 TEST_EXTRAS := docs,test,interop,fla
 
 venv: $(VENV)/.installed-docs
 venv-test: $(VENV)/.installed-$(TEST_EXTRAS)
-$(VENV)/.installed-%: settings.ini setup.py
-	@test -d $(VENV) || { echo "== venv: creating $(VENV) with $(PY)"; $(PY) -m venv $(VENV); }
+$(VENV)/.installed-%: settings.ini setup.py tools/install.py
 	@$(PY) tools/time_install.py --note "$*" $(VENV)
-	@start=$$(date +%s); : > $(PIP_LOG); \
-	if ! $(BIN)/python -c "import importlib.util as u, sys; sys.exit(u.find_spec('torch') is None)" 2>/dev/null; then \
-	  if $(BIN)/python -c "import urllib.request as u; u.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=5)" 2>/dev/null; then \
-	    echo "== venv: $(TORCH) (CPU build) from $(TORCH_CPU_INDEX)"; idx="--index-url $(TORCH_CPU_INDEX)"; \
-	  else \
-	    echo "== venv: $(TORCH_CPU_INDEX) could not be reached (5 s limit): $(TORCH) from pip's default index and wheel folders (on Linux without a local CPU wheel this is the CUDA build, several GB)"; idx=""; \
-	  fi; \
-	  $(BIN)/pip install --no-compile $$idx "$(TORCH)" >> $(PIP_LOG) 2>&1 || { echo "== venv: pip could not install $(TORCH): its output is in $(PIP_LOG)"; exit 1; }; \
-	  $(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null 2>&1 || true; \
-	fi; \
-	$(BIN)/python -W ignore -c "import torch; print('== venv: torch', torch.__version__, '(CUDA build)' if torch.version.cuda else '(CPU build)')"; \
-	$(BIN)/pip install --no-compile -e ".[$*]" >> $(PIP_LOG) 2>&1 || { echo "== venv: pip could not install pavlovattn[$*]: its output is in $(PIP_LOG)"; exit 1; }; \
-	$(BIN)/python -m compileall -q -j 0 $(VENV)/lib >/dev/null 2>&1 || true; \
-	echo $$(( $$(date +%s) - start )) > $(VENV)/.seconds-$*; touch $@; \
-	echo "== venv: ready ($(VENV), pavlovattn[$*] in $$(( $$(date +%s) - start )) s; pip's output: $(PIP_LOG))"
+	@$(PY) tools/install.py $(VENV) "$*"
 
 export: venv
 	$(BIN)/nbdev_export && $(BIN)/nbdev_clean

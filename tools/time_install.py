@@ -12,10 +12,10 @@ nbs/install_times.json, newest last, with the newest one's table and sentence); 
 """
 import configparser, datetime, json, os, re, shlex, subprocess, sys, tempfile, time
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import install   # the installer the Makefile runs (tools/install.py): this measures that code
 
 ROOT = Path(__file__).resolve().parent.parent
-TORCH = 'torch==2.13.0'
-TORCH_CPU_INDEX = 'https://download.pytorch.org/whl/cpu'
 STEPS = (('runtime', 'torch and the package (numpy, pandas, matplotlib, numba, scipy, ...)', None),
          ('docs', 'the docs toolchain (nbdev, execnb, smalldocs): make reproduce', 'docs'),
          ('test, interop', 'pytest, hypothesis, dask, pyarrow, transformers, pyndl', 'docs,test,interop'),
@@ -39,7 +39,10 @@ def table(rec) -> str:
 
 def sentence(rec) -> str:
     return (f"Measured on {rec['date']} in a fresh environment on {rec['cores']} CPU cores (1-minute load {rec['load_start']:.1f} at the start, "
-            f"{rec['load_end']:.1f} at the end), wheels from {rec['source']}; downloading them from PyPI adds their transfer time.")
+            f"{rec['load_end']:.1f} at the end), wheels from {rec['source']}, installed with {_installer(rec)} (tools/install.py); "
+            f"downloading them from PyPI adds their transfer time.")
+
+def _installer(rec) -> str: return ' and '.join(sorted({s.get('installer', 'pip') for s in rec['steps']}))
 
 def measure() -> dict:
     load0, t_all = _load(), time.time()
@@ -48,20 +51,16 @@ def measure() -> dict:
         subprocess.run(['git', 'clone', '-q', '--depth', '1', f'file://{ROOT}', str(src)], check=True)
         subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True)
         py, base = str(venv / 'bin' / 'python'), _mb(venv)
-        try:
-            import urllib.request; urllib.request.urlopen(f'{TORCH_CPU_INDEX}/torch/', timeout=5); idx = ['--index-url', TORCH_CPU_INDEX]
-        except Exception: idx = []
+        idx = install._cpu_index_answers()
+        os.environ['UV_CACHE_DIR'] = str(Path(d) / 'uv-cache')   # an empty cache, as on a new machine
         steps, size, n = [], base, _packages(py)
         for step, what, extras in STEPS:
             t = time.time()
-            cmds = ([[py, '-m', 'pip', 'install', '-q', *idx, TORCH], [py, '-m', 'pip', 'install', '-q', '-e', str(src)]] if extras is None
-                    else [[py, '-m', 'pip', 'install', '-q', '-e', f'{src}[{extras}]']])
-            for c in cmds:
-                r = subprocess.run(c, capture_output=True, text=True)
-                if r.returncode: sys.exit(f'time_install: {step}: pip failed: {r.stderr.strip().splitlines()[-1:]}')
+            try: how = install.install(venv, extras or '', log=Path(d) / 'install.log', say=lambda m: None, src=src)
+            except SystemExit as e: sys.exit(f'time_install: {step}: {e}')
             new, m = _mb(venv), _packages(py)
             steps.append(dict(step=step, what=what, extras=extras, seconds=round(time.time() - t, 1), added_mb=round(new - size, 1),
-                              total_mb=round(new, 1), packages_added=m - n))
+                              total_mb=round(new, 1), packages_added=m - n, installer=how))
             size, n = new, m
             print(f'{step}: {_fmt_s(steps[-1]["seconds"])}, +{steps[-1]["added_mb"]:.0f} MB', flush=True)
     conf = subprocess.run([sys.executable, '-m', 'pip', 'config', 'list'], capture_output=True, text=True).stdout
@@ -81,7 +80,7 @@ def note(extras:str, venv:str, runs:list) -> str:
         last = (f"about {_fmt_s(sum(s['seconds'] for s in rec['steps'][:upto]))} into a new environment as measured on {rec['date']}, "
                 f"{rec['cores']} cores at load {rec['load_start']:.1f}, wheels from {rec['source']}" if upto else 'not measured')
     else: last = 'not measured yet'
-    return f"== venv: installing into {venv}: {'; '.join(what)} ({last}; pip's output goes to {venv}/pip.log)"
+    return f"== venv: installing into {venv}: {'; '.join(what)} ({last}; the installer's output goes to {venv}/pip.log)"
 
 def main(argv):
     path = ROOT / 'nbs' / 'install_times.json'
