@@ -316,6 +316,7 @@ def test_tier_plans_state_only_measured_costs():
 
 _CTRL_C_IN_COMPILE = '''
 import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)   # Ctrl-C as in a terminal (a job started in the background ignores it)
 from numba.core import event
 import pavlovattn.model.kernels                       # the package counts numba's compilations from here on
 hit = []
