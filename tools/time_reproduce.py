@@ -7,7 +7,7 @@ runs with its output timestamped line by line; the stages are read from its own 
 `== reproduce 2/2` ends the site, the end of the run ends the claims). Recorded, per run: the seconds of each stage and
 in all, the 1-minute load average at the start and the end, the claims' summary line, whether the report and the site
 were written, what the run changed among the clone's tracked files (`git status --porcelain`, the report and the site
-being ignored), and which files it wrote into the home folder outside pip's and npm's own caches (a per-project cache
+being ignored), and which files it wrote into the home folder outside pip's, uv's and npm's own caches (a per-project cache
 writes none there). Merged into `--json_path` (default nbs/reproduce_times.json, written atomically), newest last; the
 README's `make reproduce` time is the newest record.
 
@@ -75,7 +75,7 @@ def run(keep:bool=False, tier:str='default') -> dict:
             if part.strip(): lines.append((time.perf_counter() - t0, part))
     rc = p.wait(); lines.append((time.perf_counter() - t0, f'(exit status {rc})'))
     status = subprocess.run(['git', 'status', '--porcelain'], cwd=repo, capture_output=True, text=True, check=True).stdout.splitlines()
-    wrote = sorted(f for f in _files(home) - before if not f.startswith(('.cache/pip/', '.npm/')))
+    wrote = sorted(f for f in _files(home) - before if not f.startswith(('.cache/pip/', '.cache/uv/', '.npm/')))   # the installers' own caches
     rec = dict(commit=commit, tier=tier, trained_size=os.environ.get('PAVLOVATTN_TRAINED_SIZE') or None, cores=len(os.sched_getaffinity(0)), date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'), exit_status=rc,
                seconds=stages(lines), load_start=round(load0, 2), load_end=round(_load(), 2),
                claims_line=next((l for _, l in reversed(lines) if SUMMARY.match(l)), None),
