@@ -141,7 +141,6 @@ def after_compile(handler):
     def held(signum, frame):
         if _COMPILING['depth'] > 0: _COMPILING['held'].append(signum); return
         return handler(signum, frame)
-    held.wrapped = handler
     return held
 
 # %% ../../nbs/00e_cache.ipynb #c0a10005
