@@ -24,9 +24,14 @@ flop counter on one training step, forward + backward; evaluation and batch gene
 machine's matmul rate measured with every core busy (one process per core multiplying the model's own MLP shapes, 1280 x 64 x
 128, at one thread). From that throughput it estimates the trained tier's training time (TIER_STEPS, early stops not counted;
 probing not included).
+--batch-scaling E times one training step of each family at the batch (32) and at E times it, interleaved round by round:
+the time per sequence at E x the batch over the time per sequence at the batch. An ensemble of E members trained as one
+(stacked weights, members along the batch: `torch.func.stack_module_state` with `vmap`, or grouped weights) does the
+work of the E x batch step and more (batched products per member instead of one product), so this ratio bounds what it
+can save per model: near 1.0, the step's cost grows with the batch and an ensemble saves nothing on this machine.
 Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated-delta,softmax,gla] [--steps 10] [--repeats 3]
        [--threads 1] [--task vector|vector-single|mqar|repeated|rebind] [--seq-len T | --seq-lens 40,256] [--device cpu]
-       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 32] [--ensemble 8 --ensemble-steps 60]
+       [--profile delta] [--breakdown] [--token-task rebind] [--chunk 32] [--ensemble 8 --ensemble-steps 60] [--batch-scaling 5]
 """
 import argparse, dataclasses, multiprocessing, os, statistics, tempfile, time, platform, datetime
 import torch
@@ -169,6 +174,24 @@ def ensemble(a, fams):
           f'models, the trained tier\'s training would take ~{TIER_STEPS * per_step / cores / 60:.0f} min (at most; one model after another on one core: '
           f'~{TIER_STEPS * per_step / 60:.0f} min)', flush=True)
 
+def batch_scaling(a, fams, E):
+    "Per-sequence time of a training step at E x the batch over that at the batch, per family (median over rounds of interleaved blocks)."
+    task = TASKS[a.task]; out = {}
+    for r in fams:
+        steps = {}
+        for B in (a.batch, E * a.batch):
+            model = _model(task, r, a.device); opt = torch.optim.AdamW(model.parameters(), 3e-3, weight_decay=0.01)
+            b = {k: v.to(a.device) for k, v in task.batch(B, torch.Generator().manual_seed(0)).items()}
+            def step(model=model, opt=opt, b=b):
+                loss, _ = loss_and_metric(model, b); opt.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step()
+            steps[B] = step
+        rounds = [(_timed(steps[a.batch], a.steps, 1, False), _timed(steps[E * a.batch], max(1, a.steps // E), 1, False)) for _ in range(a.repeats)]
+        out[r] = statistics.median(big / (E * small) for small, big in rounds)
+        small = statistics.median(s for s, _ in rounds)
+        print(f'{r:12s} batch {a.batch}: {1e3 * small:7.2f} ms/step; batch {E * a.batch}: per sequence {out[r]:.2f} x batch {a.batch}\'s '
+              f'(an ensemble of {E} saves at most {1 - out[r]:.0%} per model)', flush=True)
+    return out
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--families', default='hebbian,decay,delta,gated-delta,softmax,gla')
@@ -179,6 +202,7 @@ def main():
     ap.add_argument('--token-task', default='rebind'); ap.add_argument('--chunk', type=int, default=None)
     ap.add_argument('--batch', type=int, default=32); ap.add_argument('--device', default='cpu')
     ap.add_argument('--ensemble', type=int, default=0); ap.add_argument('--ensemble-steps', type=int, default=60)
+    ap.add_argument('--batch-scaling', type=int, default=0)
     a = ap.parse_args()
     if a.threads: torch.set_num_threads(a.threads)
     global CHUNK; CHUNK = a.chunk
@@ -188,6 +212,7 @@ def main():
           f'threads {torch.get_num_threads()}, device {a.device}, task {a.task} (T={",".join(map(str, lens))}), batch {a.batch}'
           + (f', chunk {a.chunk}' if a.chunk else '') + f', load average {os.getloadavg()[0]:.2f} (1 min) at the start')
     if a.ensemble: ensemble(a, fams); return
+    if a.batch_scaling: batch_scaling(a, fams, a.batch_scaling); return
     summary = {}
     for T in lens:
         task = dataclasses.replace(TASKS[a.task], seq_len=T)

@@ -80,3 +80,15 @@ def test_probe_model_prints_no_kernel_fallback_warning():
     r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300, env={**__import__('os').environ, 'HF_HUB_OFFLINE': '1'})
     assert r.returncode == 0, r.stderr[-500:]
     assert 'falling back' not in r.stderr, r.stderr
+
+def test_a_report_with_trained_rows_names_the_checkpoint_version(tmp_path):
+    "Issue 50: a report holding a trained-model row records the checkpoint code version of the models it used (the report page checks that version against the code's); a report without one does not (the test above)."
+    from pavlovattn.base import registry
+    from pavlovattn.base.cache import KINDS
+    registry.load_claims()
+    registry.claim('test-trains-probe', 'a claim marked as training models', source='test', expected='-', trains=True)(
+        lambda full=False, device='cpu': registry.Verdict('ok', True))
+    try: rc, out, err = run('reproduce', '--only', 'test-trains-probe', '--quiet', '--json', str(tmp_path / 'r.json'))
+    finally: registry.CLAIMS.pop('test-trains-probe', None)
+    assert rc == 0, err
+    assert json.loads((tmp_path / 'r.json').read_text())['provenance']['checkpoint_version'] == KINDS['checkpoint'].version

@@ -426,7 +426,7 @@ def _refuse_nonfinite(where, x, a):
 # %% ../../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
     p.add_argument('--only', nargs='+', action='extend', metavar='ID', help='run only these claim ids, separated by spaces (any tier; --only A --only B runs both)')
-    p.add_argument('--trained', action='store_true', help='also the trained-model claims (233 small models from an empty cache: about 65 min on 2 shared CPU cores)')
+    p.add_argument('--trained', action='store_true', help='also the trained-model claims (233 small models from an empty cache: about 30 min on 2 idle CPU cores)')
     p.add_argument('--full', action='store_true', help='every claim, trained ones included, at the large (GPU-sized) settings')
     p.add_argument('--device', default='cpu', help='torch device (cpu, cuda, ...)')
     p.add_argument('--json', metavar='PATH', help="also write the report to PATH as JSON, {provenance, rows}, rewritten after every claim (rows not yet run say 'not run')")
@@ -487,6 +487,8 @@ def _reproduce(a) -> int:
         return 0
     if a.scheduler is None: _check_device(a.device)                        # on a cluster, the workers' devices are the ones that count
     a.provenance = _mod('base.machine').provenance(a.device, tier)      # in the report: where and with what it was made (a device checked first)
+    if any(_trains(claims[i]) for i in ids):                             # and the code version of the trained models it used
+        a.provenance['checkpoint_version'] = _mod('base.cache').KINDS['checkpoint'].version
     if a.retrain: os.environ['PAVLOVATTN_RETRAIN'] = '1'                  # read by the trained-model claims
     if not a.quiet: print(_tier_plan(claims, ids, tier), file=sys.stderr, flush=True)
     if swept:
@@ -515,9 +517,9 @@ def _costs() -> dict:
     except (OSError, ValueError): return {'seconds': {}, 'measured': 'no measured costs installed'}
 
 # What the trained-model claims cost (not in the costs file): the release cache's training as benchmarks/trained_tier_times.json
-# records it (tools/cache_times.py); an idle run from an empty cache is not timed yet. Cached, they take minutes.
-TRAINED_COST = ('233 small models and 25 learning-rate sweeps from an empty cache, one worker process per CPU core: about 65 min '
-                'wall clock on 2 CPU cores shared with other work (6 December 2026; not yet timed idle); minutes once cached')
+# records it (tools/cache_times.py) for an idle run from an empty cache (tools/time_reproduce.py --tier trained). Cached, they take minutes.
+TRAINED_COST = ('233 small models and 25 learning-rate sweeps from an empty cache, one worker process per CPU core: about 30 min '
+                'wall clock for every claim on 2 idle CPU cores (a fresh clone, 7 December 2026); minutes once cached')
 
 def _minutes(s:float) -> str: return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
 
