@@ -122,10 +122,10 @@ def _table(task, a, fams, gens):
     br = _breakdown(task, ['mha'] + fams, b, a.steps, a.repeats, cuda, a.device) if a.breakdown else None
     return res, br, b
 
-def step_flops(task, rule, batch=32) -> float:
-    "Model FLOPs of one training step (forward + backward; torch's flop counter counts the matrix products)."
+def step_flops(task, rule, batch=32, model=None) -> float:
+    "Model FLOPs of one training step (forward + backward; torch's flop counter counts the matrix products) of `model` (default: the protocol-size model of `rule`)."
     from torch.utils.flop_counter import FlopCounterMode
-    model = _model(task, rule, 'cpu'); b = task.batch(batch, torch.Generator().manual_seed(0))
+    model = model if model is not None else _model(task, rule, 'cpu'); b = task.batch(batch, torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc: loss, _ = loss_and_metric(model, b); loss.backward()
     return float(fc.get_total_flops())
 

@@ -36,38 +36,30 @@ def summary(cache: Path, until: float | None) -> dict:
 
 def throughput(cache: Path, seconds: float, until: float | None) -> dict:
     "Model FLOPs of the checkpoints' training steps (one flop count per configuration) over `seconds`, against the cores' matmul rate."
-    import torch
     from dataclasses import replace
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'benchmarks'))
-    from bench_training import matmul_rate
-    from pavlovattn.apps.models import TASKS, AssocLM, TrainConfig, loss_and_metric
-    from torch.utils.flop_counter import FlopCounterMode
+    from bench_training import matmul_rate, step_flops
+    from pavlovattn.apps.models import TASKS, _model, _read, cpu_cores
     per, total, steps, secs = {}, 0.0, 0, 0.0
     for f in sorted((cache / 'checkpoints').glob('*.pt')):
         if until is not None and f.stat().st_mtime > until: continue
-        ck = torch.load(f, map_location='cpu', weights_only=True)
-        c = TrainConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ck['config'].items()})
+        ck = _read(f); model, c = _model(ck, None, None, None)              # the model and configuration the checkpoint holds
         arch = replace(c, seed=0, lr=0.0, steps=0, target=0.0)              # what the step's FLOPs depend on
-        if arch not in per:
-            m = AssocLM(TASKS[c.task], c.rule, c.d_model, c.n_layers, c.n_heads, conv_size=c.conv_size, out_norm=c.out_norm)
-            b = TASKS[c.task].batch(c.batch, torch.Generator().manual_seed(0))
-            with FlopCounterMode(display=False) as fc: loss, _ = loss_and_metric(m, b); loss.backward()
-            per[arch] = float(fc.get_total_flops())
+        if arch not in per: per[arch] = step_flops(TASKS[c.task], c.rule, c.batch, model=model.train())
         n = int(ck['metrics'].get('steps') or 0); steps += n; total += n * per[arch]; secs += ck['metrics'].get('seconds') or 0
-    wall, _ = matmul_rate(os.cpu_count() if not hasattr(os, 'sched_getaffinity') else len(os.sched_getaffinity(0)))
+    wall, _ = matmul_rate(cpu_cores())
     return dict(model_tflop=round(total / 1e12, 2), training_steps=steps, training_seconds=round(secs), configurations=len(per), seconds=seconds,
                 gflops=round(total / seconds / 1e9, 2), matmul_gflops_all_cores=round(wall / 1e9, 1),
                 fraction=round(total / seconds / wall, 3))
 
 def same_as(cache: Path, other: Path) -> dict:
     "How many of the cache's checkpoints have a file of the same name in `other` holding the same tensors (`models._state_digest`): a rerun of deterministic training writes the same models."
-    import torch
-    from pavlovattn.apps.models import _state_digest
+    from pavlovattn.apps.models import _read, _state_digest
     mine = sorted((cache / 'checkpoints').glob('*.pt')); n = same = 0; differ = []
     for f in mine:
         g = other / 'checkpoints' / f.name
         if not g.exists(): continue
-        n += 1; a, b = (torch.load(x, map_location='cpu', weights_only=True) for x in (f, g))
+        n += 1; a, b = _read(f), _read(g)
         if _state_digest(a['state']) == _state_digest(b['state']) and a['config'] == b['config']: same += 1
         else: differ.append(f.name)
     return dict(cache=str(other), checkpoints=len(mine), in_both=n, same_tensors=same, differ=differ)
