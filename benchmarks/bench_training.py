@@ -36,7 +36,7 @@ Usage: python benchmarks/bench_training.py [--families hebbian,decay,delta,gated
 import argparse, dataclasses, multiprocessing, os, statistics, tempfile, time, platform, datetime
 import torch
 from torch import nn
-from pavlovattn.apps.models import AssocLM, TASKS, TrainConfig, loss_and_metric, train, get_models, cpu_cores
+from pavlovattn.apps.models import AssocLM, TASKS, TrainConfig, loss_and_metric, train, get_models, cpu_cores, _adamw, _foreach
 
 # the trained tier's training steps at most (early stops not counted): trained-cue-competition's 4 families x 5 seeds x 600
 # and their sweeps 4 x 2 x 150; the ablation's 6 cells x 4 families x 5 seeds x 300; the repeated-key claim's 6 x 5 x 300
@@ -82,12 +82,13 @@ def _breakdown(task, rules, b, steps, repeats, cuda, device):
         hs = [model.mix[i].register_forward_hook(lambda m, a, o: xs.append(a[0].detach())) for i in range(len(model.mix))]
         with torch.no_grad(): model(b)
         for h in hs: h.remove()
-        def mixers():
-            for m, x in zip(model.mix, xs): m(x.requires_grad_()).sum().backward()
-        convs = [(c, x) for m, x in zip(model.mix, xs) if getattr(m, 'convs', None) is not None for c in m.convs]
+        gs = [torch.randn_like(x) for x in xs]                               # a fixed output gradient (a sum's is a broadcast
+        def mixers():                                                        # zero-stride tensor, which batched products copy)
+            for m, x, g in zip(model.mix, xs, gs): m(x.requires_grad_()).backward(g)
+        convs = [(c, x.new_empty(x.shape[0], x.shape[1], c.channels).normal_().requires_grad_(), x.new_empty(x.shape[0], x.shape[1], c.channels).normal_())
+                 for m, x in zip(model.mix, xs) if getattr(m, 'convs', None) is not None for c in m.convs]   # each conv's input and output gradient, drawn once
         def conv():
-            for c, x in convs:
-                xc = x.new_empty(x.shape[0], x.shape[1], c.channels).normal_().requires_grad_(); c(xc).sum().backward()
+            for c, xc, g in convs: c(xc).backward(g)
         def fwd_bwd(): loss, _ = loss_and_metric(model, b); model.zero_grad(); loss.backward()
         r = dict(step=None, forward_backward=_timed(fwd_bwd, steps, repeats, cuda), mixers=_timed(mixers, steps, repeats, cuda),
                  conv_silu=_timed(conv, steps, repeats, cuda) if convs else 0.0)
@@ -105,9 +106,10 @@ def _table(task, a, fams, gens):
     res = {f'generator ({n})': _timed(lambda t=t: t.batch(a.batch, gen), a.steps, a.repeats, False) for n, t in gens.items()}
     steps = {}
     for rule in ['mha'] + fams:
-        model = _model(task, rule, a.device); opt = torch.optim.AdamW(model.parameters(), 1e-3)
-        def step(model=model, opt=opt):
-            loss, _ = loss_and_metric(model, b); opt.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step()
+        model = _model(task, rule, a.device); opt = _adamw(model.parameters(), TrainConfig('vector', rule, 0, lr=1e-3))
+        def step(model=model, opt=opt):                # the optimiser and clip of `train` (models page), for every row alike
+            loss, _ = loss_and_metric(model, b); opt.zero_grad(); loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=_foreach(a.device)); opt.step()
         steps[rule] = step; step()
         if rule == a.profile:
             from torch.profiler import profile, ProfilerActivity

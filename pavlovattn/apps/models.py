@@ -228,11 +228,21 @@ def train(cfg:TrainConfig,       # what to train
         return _train(cfg, device, progress, task or TASKS[cfg.task])
 
 # %% ../../nbs/12_models.ipynb #f827ef04
+def _adamw(params, cfg):
+    "AdamW as one fused kernel where torch has one for the device (the CPU since torch 2.4, CUDA), else torch's loop over the tensors: the same update to rounding."
+    params = list(params)
+    try: return torch.optim.AdamW(params, cfg.lr, weight_decay=cfg.weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError): return torch.optim.AdamW(params, cfg.lr, weight_decay=cfg.weight_decay)
+
+def _foreach(device) -> bool|None:
+    "The gradient clip's norms in one call over every tensor (`foreach`) on the CPU and CUDA; None (torch's choice) elsewhere."
+    return True if torch.device(device).type in ('cpu', 'cuda') else None
+
 def _train(cfg, device, progress, task):
     torch.manual_seed(cfg.seed); gen = torch.Generator().manual_seed(cfg.seed)
     to = lambda b: {k: v.to(device) for k, v in b.items()}
     model = AssocLM(task, cfg.rule, cfg.d_model, cfg.n_layers, cfg.n_heads, conv_size=cfg.conv_size, out_norm=cfg.out_norm).to(device)
-    opt = torch.optim.AdamW(model.parameters(), cfg.lr, weight_decay=cfg.weight_decay)
+    opt = _adamw(model.parameters(), cfg)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / cfg.warmup) * 0.5 * (1 + math.cos(math.pi * min(s, cfg.steps) / cfg.steps)))
     held = to(task.batch(cfg.eval_batch, torch.Generator().manual_seed(10_000 + cfg.seed)))
     hist, t0, best = [], time.perf_counter(), -math.inf
@@ -248,7 +258,7 @@ def _train(cfg, device, progress, task):
     for step in bar:
         loss, _ = loss_and_metric(model, to(task.batch(cfg.batch, gen)))
         if not torch.isfinite(loss): hist.append(dict(step=step, loss=float('nan'), metric=float('nan'))); break
-        opt.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step(); sched.step()
+        opt.zero_grad(); loss.backward(); nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=_foreach(device)); opt.step(); sched.step()
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
             l, m = evaluate(); hist.append(dict(step=step + 1, loss=l, metric=m)); best = max(best, m)
             if hasattr(bar, 'set_postfix'): bar.set_postfix(loss=f'{l:.3f}', metric=f'{m:.3f}')
@@ -260,11 +270,13 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../../nbs/12_models.ipynb #7592f6d1
-code_kind('checkpoint', 4, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
+code_kind('checkpoint', 5, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
           'pavlovattn.apps.models:TokenTask', 'pavlovattn.apps.models:TASKS', 'pavlovattn.apps.models:AssocLM', 'pavlovattn.apps.models:loss_and_metric',
           'pavlovattn.apps.models:TrainConfig', 'pavlovattn.apps.models:_ARCH', 'pavlovattn.apps.models:train', 'pavlovattn.apps.models:_train',
-          'pavlovattn.model.layers', 'pavlovattn.model.families', 'pavlovattn.model.core'))   # 4: chunks of at most 32 (equal), the delta solve as an
-                                                                         # inverse, the read-out norm's gradient as one formula (issue 30)
+          'pavlovattn.apps.models:_adamw', 'pavlovattn.apps.models:_foreach',
+          'pavlovattn.model.layers', 'pavlovattn.model.families', 'pavlovattn.model.core', 'pavlovattn.model.kernels'))
+          # 4: chunks of at most 32 (equal), the delta solve as an inverse, the read-out norm's gradient as one formula (issue 30);
+          # 5: the short convolution by compiled loops on the CPU, AdamW fused, the clip's norms in one call (issue 50)
 
 def checkpoint_path(cfg:TrainConfig) -> Path:
     "Where `cfg`'s checkpoint lives: `root()/checkpoints/<cfg.key()>.v<checkpoint version>.pt`."
@@ -422,7 +434,7 @@ def get_models(cfgs,                    # `TrainConfig`s (repeats are trained on
     return [got[c] for c in cfgs]
 
 # %% ../../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 4, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4: as checkpoint 4
+code_kind('lr-sweep', 5, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4, 5: as checkpoint 4, 5
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."

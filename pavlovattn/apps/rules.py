@@ -148,9 +148,9 @@ def run_metric(met:dict,          # a model's training metrics
     if not all(math.isfinite(x['loss']) for x in h): return math.nan
     return sum(x['metric'] for x in h) / len(h) if curve else float(met['final_metric'])
 
-def rule_metrics(rule:str, task:str, s:dict, device='cpu', progress:bool=False) -> list:
-    "Final metric of each seed's model of `rule` on `task` at size `s` (NaN: diverged)."
-    return [run_metric(m) for m in rule_runs((rule,), task, s, device, progress)[rule]]
+def rule_metrics(rules:tuple, task:str, s:dict, device='cpu', progress:bool=False) -> dict:
+    "{rule: final metric of each seed's model on `task` at size `s` (NaN: diverged)}, every rule's models trained at once (`rule_runs`)."
+    return {r: [run_metric(m) for m in ms] for r, ms in rule_runs(tuple(rules), task, s, device, progress).items()}
 
 # %% ../../nbs/13a_trained_rules.ipynb #acec53ad
 def enhance_verdict(m:dict,            # {(rule, task): per-seed metrics}, DeltaNet's too
@@ -196,8 +196,8 @@ def _claim_enhance(full=False, device='cpu'):
     size = 'quick' if trained_size() == 'quick' else 'protocol'   # --full too: one budget
     s, show = ENHANCE_SIZES[size], claim_progress()
     rules = (ENHANCE_BASELINE,) + ENHANCE_RULES
-    m = {(r, t): rule_metrics(r, t, s, device, show)
-         for r in rules for t in ENHANCE_TASKS}
+    by_task = {t: rule_metrics(rules, t, s, device, show) for t in ENHANCE_TASKS}   # per task, every rule's models at once
+    m = {(r, t): by_task[t][r] for r in rules for t in ENHANCE_TASKS}
     return _sized(enhance_verdict(m), size)
 
 # %% ../../nbs/13a_trained_rules.ipynb #10613095

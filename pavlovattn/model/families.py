@@ -643,10 +643,12 @@ def _chunk_states(s, U, Wd, Wend, E, n:int, BH:int, C:int, dk:int, dv:int, delta
             if mode == 'decay':                                           # S^T decayed + W_end^T u (in place: the buffer holds Q_i)
                 s = torch.addcmul(Ql[i], s, Es[i]) if grad else Sb[i + 1].addcmul_(s, Es[i])
                 continue
-            if delta: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
+            empty = i == 0 and not add_s                                  # the empty memory: no error to subtract, nothing to decay
+            if delta and not empty: u = torch.baddbmm(Ul[i], Wds[i], s, alpha=-1) if grad else Ul[i].baddbmm_(Wds[i], s, alpha=-1)   # u - W S^T: errors
             else: u = Ul[i]
             if grad: uas.append(u)
-            s = torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=None if Sb is None else Sb[i + 1])  # S^T decayed + W_end^T u
+            out = None if Sb is None else Sb[i + 1]
+            s = torch.bmm(Wt[i], u, out=out) if empty else torch.baddbmm(s if Es is None else s * Es[i], Wt[i], u, out=out)  # S^T decayed + W_end^T u
     St = (Sa[:n] if mode == 'prefix' else torch.stack(sts) if grad else Sb[:n]).view(M, dk, dv)
     Ua = torch.stack(uas).view(M, C, dv) if grad and delta else U
     return s, St, Ua

@@ -9,13 +9,15 @@ from typing import NamedTuple
 import torch
 from torch import nn
 import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
 from fastcore.basics import patch
 from .families import FAMILIES, ALGORITHMS, family
 from .core import recur, ExemplarMemory, check_memory
+from .kernels import available, causal_conv, causal_conv_grad
 
 # %% auto #0
 __all__ = ['FLA_MODEL_TYPES', 'FLA_MODES', 'FLA_LAYER_DEFAULTS', 'FLA_LAYER_SETTINGS', 'FLA_LAYER_ARGS', 'MixerState',
-           'ShortConv', 'l2norm', 'rms_norm', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
+           'short_conv', 'ShortConv', 'l2norm', 'rms_norm', 'mask_lengths', 'unpack_sequences', 'AttentionMixer']
 
 # %% ../../nbs/00d_layers.ipynb #fb611ab2
 class MixerState(NamedTuple):
@@ -23,6 +25,42 @@ class MixerState(NamedTuple):
     recurrent: object  # the family's state per head `[batch, heads, d_v(+1), d_k]`, or an `ExemplarMemory` (softmax)
     conv: tuple|None   # the q, k, v convolutions' last `conv_size - 1` inputs, each `[batch, conv_size - 1, channels]` (None: no convolution)
     rule: str          # the family that wrote it (a state continues only its own family)
+
+# %% ../../nbs/00d_layers.ipynb #cv100001
+def _autocast(device_type:str) -> bool:
+    "Whether autocast is on for this device type (the spellings of torch 2.0 and of later releases)."
+    try: return torch.is_autocast_enabled(device_type)
+    except TypeError: return torch.is_autocast_enabled() if device_type == 'cuda' else torch.is_autocast_cpu_enabled()
+
+class _CompiledConv(torch.autograd.Function):
+    "SiLU of the causal depthwise convolution, the convolution and its gradients by numba's loops (`kernels.causal_conv`) on the CPU, SiLU by torch."
+    @staticmethod
+    def forward(ctx, xx, w):                                              # xx [B, T+K-1, C], w [C, K]
+        xn, wn = xx.detach().contiguous(), w.detach().t().contiguous()
+        z = torch.from_numpy(causal_conv(xn.numpy(), wn.numpy()))
+        ctx.save_for_backward(xn, wn, z)
+        return F.silu(z)
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, dy):
+        xn, wn, z = ctx.saved_tensors
+        dxx, dw = causal_conv_grad(xn.numpy(), wn.numpy(), torch.ops.aten.silu_backward(dy.contiguous(), z).numpy())
+        return torch.from_numpy(dxx), torch.from_numpy(dw).t()
+
+def short_conv(xx,                # `[B, T+K-1, C]`: the K-1 steps before the sequence (zeros, or the carried window), then its T steps
+               w,                 # `[C, K]`: the taps of each channel
+               compiled:bool|None=None, # numba's loops (True) or torch's convolution (False); None: the loops on the CPU (float32/64) where numba runs
+              ) -> torch.Tensor:  # `[B, T, C]`: silu(sum_i w[:, i] x[t-K+1+i])
+    "SiLU of the causal depthwise convolution of `xx` by `w`: one function, two ways to compute it."
+    K = w.shape[1]; T = xx.shape[1] - K + 1
+    if compiled is None:
+        compiled = xx.device.type == 'cpu' and available() and xx.dtype in (torch.float32, torch.float64) and w.dtype == xx.dtype and not _autocast('cpu')
+    if compiled: return _CompiledConv.apply(xx, w)
+    if T > 16:                         # a 2-D convolution over [B, C, 1, T+K-1] in channels-last strides reads and writes the
+                                       # tokens' own layout [B, T, C] (conv1d on [B, C, T] copied it in and its output came back
+                                       # transposed: the q/k norm then ran over strided memory)
+        return F.silu(F.conv2d(xx.transpose(1, 2)[:, :, None], w[:, None, None], groups=w.shape[0]).squeeze(2).transpose(1, 2))
+    return F.silu((xx.unfold(1, K, 1) * w).sum(-1))   # a few steps (generation): no conv2d call (~0.1 ms)
 
 # %% ../../nbs/00d_layers.ipynb #d0edfc3b
 class ShortConv(nn.Module):
@@ -40,12 +78,7 @@ class ShortConv(nn.Module):
                ):                          # `[B,T,C]` (and the cache); step t sees steps t-size+1..t
         B, T, C = x.shape; K = self.size
         xx = torch.cat([x.new_zeros(B, K - 1, C) if cache is None else cache.to(x), x], 1)
-        if T > 16:                         # a 2-D convolution over [B, C, 1, T+K-1] in channels-last strides reads and writes the
-                                           # tokens' own layout [B, T, C] (conv1d on [B, C, T] copied it in and its output came back
-                                           # transposed: the q/k norm then ran over strided memory)
-            y = F.silu(F.conv2d(xx.transpose(1, 2)[:, :, None], self.conv.weight[:, :, None], groups=C).squeeze(2).transpose(1, 2))
-        elif T: y = F.silu((xx.unfold(1, K, 1) * self.conv.weight[:, 0]).sum(-1))   # a few steps (generation): no conv1d call (~0.1 ms)
-        else: y = x
+        y = short_conv(xx, self.conv.weight[:, 0]) if T else x
         if not return_cache: return y
         if lengths is None: return y, xx[:, T:]
         at = (lengths.to(x.device)[:, None] + torch.arange(K - 1, device=x.device))[..., None].expand(B, K - 1, C)
@@ -225,11 +258,6 @@ def _head_size(name, base, e):
     if round(n) < 1 or abs(n - round(n)) > 1e-6 * max(1.0, n):
         raise ValueError(f"{name}={e!r} gives {n:g} channels per head (head_dim {base} x {name}): it must give a whole number >= 1")
     return int(round(n))
-
-def _autocast(device_type:str) -> bool:
-    "Whether autocast is on for this device type (the spellings of torch 2.0 and of later releases)."
-    try: return torch.is_autocast_enabled(device_type)
-    except TypeError: return torch.is_autocast_enabled() if device_type == 'cuda' else torch.is_autocast_cpu_enabled()
 
 # %% ../../nbs/00d_layers.ipynb #6643c854
 def _check_mixer_args(d_model, n_heads, head_dim, use_gate, allow_neg_eigval, use_beta, use_short_conv, conv_size, chunk, mode, norm_eps):
