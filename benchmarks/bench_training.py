@@ -125,11 +125,17 @@ def _table(task, a, fams, gens):
     return res, br, b
 
 def step_flops(task, rule, batch=32, model=None) -> float:
-    "Model FLOPs of one training step (forward + backward; torch's flop counter counts the matrix products) of `model` (default: the protocol-size model of `rule`)."
+    """Model FLOPs of one training step (forward + backward) of `model` (default: the protocol-size model of `rule`): the
+    matrix products by torch's flop counter, the short convolutions counted here, 2 B T C K multiply-adds' FLOPs for the
+    output and for each of its two gradients. The counter sees no compiled loop (the CPU's `short_conv`), and on torch's
+    depthwise convolution it counted the taps' gradient without its groups, C times over (270 of 946 MFLOP a delta step)."""
     from torch.utils.flop_counter import FlopCounterMode
+    from pavlovattn.model.layers import ShortConv
     model = model if model is not None else _model(task, rule, 'cpu'); b = task.batch(batch, torch.Generator().manual_seed(0))
     with FlopCounterMode(display=False) as fc: loss, _ = loss_and_metric(model, b); loss.backward()
-    return float(fc.get_total_flops())
+    counted = sum(v for op, v in fc.get_flop_counts().get('Global', {}).items() if 'convolution' in str(op))
+    convs = sum(3 * 2 * batch * task.seq_len * m.channels * m.size for m in model.modules() if isinstance(m, ShortConv))
+    return float(fc.get_total_flops() - counted + convs)
 
 def _matmul_rate(seconds, q):
     torch.set_num_threads(1); a, b = torch.randn(1280, 64), torch.randn(64, 128); n, t0, c0 = 0, time.perf_counter(), time.process_time()
