@@ -229,3 +229,30 @@ def test_torch_batch_reductions_within_the_documented_bound_across_threads():
     bound = x.shape[0] * 2.0**-53 * float(x.abs().max())
     for m, s in res[1:]:
         assert float((m - res[0][0]).abs().max()) <= bound and float((s - res[0][1]).abs().max()) <= bound
+
+def _conv_reference(xx, w):
+    "The definition, z[b, t] = sum_i w[i] xx[b, t + i], as a sum of shifted arrays (numpy)."
+    K, T = w.shape[0], xx.shape[1] - w.shape[0] + 1
+    return sum(w[i] * xx[:, i:i + T] for i in range(K))
+
+@needs_numba
+@pytest.mark.parametrize('B,T,C,K', [(1, 1, 1, 1), (2, 1, 3, 4), (3, 5, 2, 1), (2, 40, 64, 4), (1, 7, 5, 7), (4, 17, 3, 2)])
+def test_causal_conv_and_its_gradients_against_the_definition(B, T, C, K):
+    rng = np.random.default_rng(B * 100 + T * 10 + K)
+    xx, w, dz = rng.normal(size=(B, T + K - 1, C)), rng.normal(size=(K, C)), rng.normal(size=(B, T, C))
+    np.testing.assert_allclose(kernels.causal_conv(xx, w), _conv_reference(xx, w), rtol=0, atol=1e-12)
+    dxx, dw = kernels.causal_conv_grad(xx, w, dz)
+    want = np.zeros_like(xx)
+    for i in range(K): want[:, i:i + T] += w[i] * dz                      # each output reads K inputs
+    np.testing.assert_allclose(dxx, want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dw, np.stack([(dz * xx[:, i:i + T]).sum((0, 1)) for i in range(K)]), rtol=0, atol=1e-11)
+    z32 = kernels.causal_conv(xx.astype(np.float32), w.astype(np.float32))   # float32: the same within its rounding
+    assert z32.dtype == np.float32 and np.abs(z32 - _conv_reference(xx, w)).max() < 1e-5 * max(1.0, np.abs(xx).max() * np.abs(w).sum(0).max())
+
+@needs_numba
+def test_causal_conv_refusals_name_what_is_wrong():
+    xx, w = np.zeros((2, 6, 3)), np.zeros((4, 3))
+    for args, msg in (((xx.astype(np.float32), w), 'one dtype'), ((xx, np.zeros((4, 2))), '[K, C]'), ((xx, np.zeros((7, 3))), '[K, C]'),
+                      ((xx[:, ::2], w), 'C-contiguous'), ((xx.astype(np.int64), w.astype(np.int64)), 'float32 or float64')):
+        with pytest.raises(ValueError, match=msg.replace('[', r'\[').replace(']', r'\]')): kernels.causal_conv(*args)
+    with pytest.raises(ValueError, match='dz must be'): kernels.causal_conv_grad(xx, w, np.zeros((2, 4, 3)))

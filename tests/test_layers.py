@@ -535,3 +535,20 @@ def test_layer_with_a_classical_family_carries_its_state():
         y1, s1 = m(x[:, :4], return_state=True); y2, s2 = m(x[:, 4:], state=s1, return_state=True)
         assert torch.allclose(torch.cat([y1, y2], 1), y, atol=1e-12) and torch.allclose(s2.recurrent, s.recurrent, atol=1e-12)
     finally: FAMILIES.pop('kalman', None)
+
+@pytest.mark.parametrize('B,T,C,K,carried', [(2, 40, 64, 4, False), (3, 5, 6, 4, True), (1, 1, 3, 2, True), (2, 17, 5, 3, False)])
+def test_compiled_short_conv_equals_torch_conv_with_gradients(B, T, C, K, carried):
+    "`short_conv` by numba's loops (the CPU's default) and by torch's convolution: the same values and gradients (float64 to 1e-12, float32 to 1e-5), a carried window included."
+    from pavlovattn.model.kernels import available
+    from pavlovattn.model.layers import short_conv
+    if not available(): pytest.skip('numba is not installed')
+    g = torch.Generator().manual_seed(B + T + K)
+    for dt, tol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        x = torch.randn(B, T, C, generator=g, dtype=dt)
+        pre = torch.randn(B, K - 1, C, generator=g, dtype=dt) if carried else torch.zeros(B, K - 1, C, dtype=dt)
+        xx = torch.cat([pre, x], 1).requires_grad_(); w = torch.randn(C, K, generator=g, dtype=dt, requires_grad=True)
+        G = torch.randn(B, T, C, generator=g, dtype=dt)
+        ya, yb = short_conv(xx, w, compiled=False), short_conv(xx, w)          # the default on the CPU: the compiled loops
+        assert (ya - yb).abs().max() <= tol
+        for a, b in zip(torch.autograd.grad(ya, (xx, w), G), torch.autograd.grad(yb, (xx, w), G)):
+            assert (a - b).abs().max() <= tol * max(1.0, a.abs().max().item())
