@@ -202,7 +202,7 @@ def test_readme_states_the_recorded_make_reproduce_time():
     r = [x for x in json.loads((root / 'nbs' / 'reproduce_times.json').read_text())['runs'] if x.get('tier', 'default') == 'default'][-1]
     assert r['exit_status'] == 0 and r['report_written'] and r['site_written'] and not r['project_cache_in_home']
     readme = ' '.join((root / 'README.md').read_text().split())
-    s = {k: tr._fmt_s(v) for k, v in r['seconds'].items()}
+    s = {k: tr.clock(v) for k, v in r['seconds'].items()}
     want = (f"`make reproduce` from a fresh clone, with an empty home folder and no cache, took {s['total']} on 2 CPU cores shared with other work "
             f"(load {r['load_start']:.1f} to {r['load_end']:.1f}): {s['venv']} for the venv")
     n = int(r['claims_line'].split()[0])                               # the run's own count (55 when this test was written)
@@ -217,7 +217,7 @@ def test_readme_states_the_recorded_trained_tier_time():
     r = [x for x in json.loads((root / 'nbs' / 'reproduce_times.json').read_text())['runs'] if x.get('tier') == 'trained' and not x.get('trained_size')][-1]
     assert r['exit_status'] == 0 and r['report_written'] and not r['project_cache_in_home']
     readme = ' '.join((root / 'README.md').read_text().split())
-    want = f"`make reproduce TIER=trained` from a fresh clone, with an empty home folder and no cache, took {tr._fmt_s(r['seconds']['total'])}"
+    want = f"`make reproduce TIER=trained` from a fresh clone, with an empty home folder and no cache, took {tr.clock(r['seconds']['total'])}"
     assert want in readme, want
     runs = json.loads((root / 'nbs' / 'report_summary.json').read_text())['runs']
     assert [x['commit'] for x in runs.values()] == [r['commit']], (list(runs), r['commit'])
@@ -249,3 +249,11 @@ def test_quiet_claims_draw_no_progress():
     import inspect
     src = inspect.getsource(probes)
     assert src.count('progress=claim_progress()') == 3, 'each trained claim family (run_families, run_ablation, rebind) passes the flag on'
+
+def test_the_timing_records_say_seconds_rounded_once():
+    "tools' one formatter of run times (tools/install.py `clock`, used by time_reproduce, run_all_times and time_install): rounded to the second before it is split, so 1439.6 s is 24 min 00 s, never '23 min 60 s'."
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[1]; sys.path.insert(0, str(root / 'tools'))
+    try: import time_reproduce as tr
+    finally: sys.path.pop(0)
+    assert [tr.clock(s) for s in (42.4, 119.4, 119.6, 1399.2, 1439.6)] == ['42 s', '119 s', '2 min 00 s', '23 min 19 s', '24 min 00 s']

@@ -21,6 +21,12 @@ TORCH = 'torch==2.13.0'
 TORCH_CPU_INDEX = 'https://download.pytorch.org/whl/cpu'
 _SCOPES = ('global', 'user', 'site', ':env:')     # pip's order: a later one overrides an earlier one
 
+
+def clock(s:float) -> str:
+    "Seconds as the README and the timing records say them: '42 s', '23 min 19 s' (rounded to the second first: never '60 s')."
+    s = int(round(s))
+    return f'{s} s' if s < 120 else f'{s // 60} min {s % 60:02d} s'
+
 def pip_settings(listing:str) -> dict:
     "The index settings in `pip config list` output: {'index-url': str, 'extra-index-url': [..], 'find-links': [..], 'constraint': [..], 'cert': str} (set ones only)."
     found = {}

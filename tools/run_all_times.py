@@ -21,6 +21,7 @@ Per notebook it records the wall seconds, ok or the first error line, the 1-minu
 import datetime, json, os, shutil, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 from fastcore.script import call_parse, store_true
+from install import clock   # tools/install.py: the one formatter of these records
 from pavlovattn.base.cache import atomic_write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,6 @@ def run_one(fn:Path, out_dir:Path, timeout:int, fresh_cache:bool, top:Path=ROOT)
 
 def _write_atomic(path:Path, obj): atomic_write(path, json.dumps(obj, indent=1, ensure_ascii=False) + '\n')   # the package's one atomic writer
 
-def _fmt_s(s:float) -> str: return f'{s:.0f} s' if s < 120 else f'{int(s // 60)} min {s % 60:02.0f} s'
 
 def table(res:dict) -> str:
     "The markdown table of the recorded runs: notebook, Run All time, result, load during the run, date."
@@ -79,17 +79,17 @@ def table(res:dict) -> str:
     for name, r in sorted(res['notebooks'].items()):
         ok = 'ok' if r['ok'] else 'failed: ' + r['error'].replace('|', '\\|')
         if r['tree_changed']: ok += ' (changed the tree)'
-        rows.append(f"| {name} | {_fmt_s(r['seconds'])} | {ok} | {r['load_mean']:.1f}, {r['load_max']:.1f} | {r['date'][:10]} |")
+        rows.append(f"| {name} | {clock(r['seconds'])} | {ok} | {r['load_mean']:.1f}, {r['load_max']:.1f} | {r['date'][:10]} |")
     return '\n'.join(rows)
 
 def summary(res:dict) -> str:
     "One sentence over the recorded runs: how many ran to the end, whether any changed the tree, the total, the longest three."
     nb = res['notebooks']; ok = sum(r['ok'] for r in nb.values()); dirty = [n for n, r in nb.items() if r['tree_changed']]
-    top = ', '.join(f"{n} ({_fmt_s(nb[n]['seconds'])})" for n in sorted(nb, key=lambda n: -nb[n]['seconds'])[:3])
+    top = ', '.join(f"{n} ({clock(nb[n]['seconds'])})" for n in sorted(nb, key=lambda n: -nb[n]['seconds'])[:3])
     commits = sorted({r.get('commit') for r in nb.values()} - {None})
     tree = f"changed the tree: {', '.join(dirty)}" if dirty else 'none changed a tracked file or left a new one'
     on = f"; measured on a clone of commit {', '.join(commits)}" if commits else ''
-    return f"{len(nb)} notebooks: {ok} ran to the end, {len(nb) - ok} failed; {tree}; {_fmt_s(sum(r['seconds'] for r in nb.values()))} in all, the longest {top}{on}."
+    return f"{len(nb)} notebooks: {ok} ran to the end, {len(nb) - ok} failed; {tree}; {clock(sum(r['seconds'] for r in nb.values()))} in all, the longest {top}{on}."
 
 @call_parse
 def main(paths:str='',                              # notebooks to run, space separated (default: every nbs/*.ipynb)
@@ -138,7 +138,7 @@ def main(paths:str='',                              # notebooks to run, space se
         if clone: r['commit'] = res['clone']
         res['notebooks'][fn.name] = r; res['table'], res['summary'] = table(res), summary(res); _write_atomic(jp, res)
         bad += (not r['ok']) or bool(r['tree_changed'])
-        print(f"{fn.name}: {_fmt_s(r['seconds'])}, {'ok' if r['ok'] else 'FAILED: ' + r['error']}, load {r['load_mean']} (max {r['load_max']})"
+        print(f"{fn.name}: {clock(r['seconds'])}, {'ok' if r['ok'] else 'FAILED: ' + r['error']}, load {r['load_mean']} (max {r['load_max']})"
               + (f", tree changed: {r['tree_changed']}" if r['tree_changed'] else ''), flush=True)
     if clone: shutil.rmtree(top.parent)
     print(f'executed notebooks in {od}')

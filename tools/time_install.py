@@ -13,6 +13,7 @@ nbs/install_times.json, newest last, with the newest one's table and sentence); 
 import configparser, datetime, json, os, re, shlex, subprocess, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from install import clock
 import install   # the installer the Makefile runs (tools/install.py): this measures that code
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,13 +29,12 @@ def _mb(path) -> float: return int(subprocess.run(['du', '-sk', str(path)], capt
 def _packages(py) -> int:
     return len(json.loads(subprocess.run([py, '-m', 'pip', 'list', '--format', 'json'], capture_output=True, text=True).stdout))
 
-def _fmt_s(s) -> str: return f'{s:.0f} s' if s < 120 else f'{int(s // 60)} min {s % 60:02.0f} s'
 
 def table(rec) -> str:
     "The Markdown table of a record: each step's time, size and packages, and the running totals."
     rows = ['| step | what it installs | time | adds | environment |', '|---|---|---|---|---|']
     for s in rec['steps']:
-        rows.append(f"| {s['step']} | {s['what']} | {_fmt_s(s['seconds'])} | {s['added_mb']:.0f} MB, {s['packages_added']} packages | {s['total_mb']:.0f} MB |")
+        rows.append(f"| {s['step']} | {s['what']} | {clock(s['seconds'])} | {s['added_mb']:.0f} MB, {s['packages_added']} packages | {s['total_mb']:.0f} MB |")
     return '\n'.join(rows)
 
 def sentence(rec) -> str:
@@ -62,7 +62,7 @@ def measure() -> dict:
             steps.append(dict(step=step, what=what, extras=extras, seconds=round(time.time() - t, 1), added_mb=round(new - size, 1),
                               total_mb=round(new, 1), packages_added=m - n, installer=how))
             size, n = new, m
-            print(f'{step}: {_fmt_s(steps[-1]["seconds"])}, +{steps[-1]["added_mb"]:.0f} MB', flush=True)
+            print(f'{step}: {clock(steps[-1]["seconds"])}, +{steps[-1]["added_mb"]:.0f} MB', flush=True)
     conf = subprocess.run([sys.executable, '-m', 'pip', 'config', 'list'], capture_output=True, text=True).stdout
     source = 'the PyTorch CPU index and PyPI' if idx else ('a local wheel mirror' if 'file://' in conf or 'find-links' in conf else 'PyPI')
     return dict(date=datetime.date.today().isoformat(), cores=os.cpu_count(), load_start=load0, load_end=_load(), source=source,
@@ -74,10 +74,10 @@ def note(extras:str, venv:str, runs:list) -> str:
     names = lambda key: ', '.join(re.split(r'[<>=\[!~;]', r)[0] for r in shlex.split(c.get(key, '')))
     what = [f"torch and pavlovattn's runtime ({names('requirements').replace('torch, ', '')})"] + [f"{x}: {names(x + '_requirements')}" for x in extras.split(',')]
     here = Path(venv) / f'.seconds-{extras}'
-    if here.exists(): last = f'{_fmt_s(float(here.read_text()))} the last time here'
+    if here.exists(): last = f'{clock(float(here.read_text()))} the last time here'
     elif runs:
         rec, upto = runs[-1], {'docs': 2, 'docs,test,interop': 3, 'docs,test,interop,fla': 4}.get(extras)
-        last = (f"about {_fmt_s(sum(s['seconds'] for s in rec['steps'][:upto]))} into a new environment as measured on {rec['date']}, "
+        last = (f"about {clock(sum(s['seconds'] for s in rec['steps'][:upto]))} into a new environment as measured on {rec['date']}, "
                 f"{rec['cores']} cores at load {rec['load_start']:.1f}, wheels from {rec['source']}" if upto else 'not measured')
     else: last = 'not measured yet'
     return f"== venv: installing into {venv}: {'; '.join(what)} ({last}; the installer's output goes to {venv}/pip.log)"

@@ -21,6 +21,7 @@ PAVLOVATTN_TRAINED_SIZE when set (a quick check of the trained tier is not its p
 import datetime, json, os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 from fastcore.script import call_parse, store_true
+from install import clock   # tools/install.py: the one formatter of these records
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = (('venv', '== reproduce 1/2'), ('site', '== reproduce 2/2'))   # a stage ends where the next one's line appears
@@ -39,15 +40,14 @@ SUMMARY = re.compile(r'^\d+ claims?: \d+ checks? pass')
 
 def _load() -> float: return float(Path('/proc/loadavg').read_text().split()[0])
 
-def _fmt_s(s:float) -> str: return f'{s:.0f} s' if s < 120 else f'{int(s // 60)} min {s % 60:02.0f} s'
 
 TIERS = ('default', 'trained', 'full')   # the Makefile's TIER values
 
 def sentence(r:dict) -> str:
     "One line for a recorded run."
     tier = r.get('tier', 'default'); size = f" at PAVLOVATTN_TRAINED_SIZE={r['trained_size']}" if r.get('trained_size') else ''
-    return (f"make reproduce{'' if tier == 'default' else ' TIER=' + tier}{size} from a fresh clone of {r['commit']} took {_fmt_s(r['seconds']['total'])}: {_fmt_s(r['seconds']['venv'])} for the venv, "
-            f"{_fmt_s(r['seconds']['site'])} for the site, {_fmt_s(r['seconds']['claims'])} for the claims ({r['claims_line'] or 'no summary line'}); "
+    return (f"make reproduce{'' if tier == 'default' else ' TIER=' + tier}{size} from a fresh clone of {r['commit']} took {clock(r['seconds']['total'])}: {clock(r['seconds']['venv'])} for the venv, "
+            f"{clock(r['seconds']['site'])} for the site, {clock(r['seconds']['claims'])} for the claims ({r['claims_line'] or 'no summary line'}); "
             f"load {r['load_start']} at the start, {r['load_end']} at the end; {r['date']}")
 
 def _home(real_home:Path) -> Path:
