@@ -305,8 +305,8 @@ def _conv_bwd(xx, w, dz, dxx, dw):
                     dw[i, c] += dz[b, s - i, c] * xx[b, s, c]
 
 # %% ../../nbs/00b_kernels.ipynb #cv000003
-def _conv_args(xx, w, dz=None) -> tuple:
-    "`xx`, `w` (and `dz`) checked: C-contiguous arrays of one float dtype, `[B, T+K-1, C]`, `[K, C]` (and `[B, T, C]`)."
+def _conv_args(xx, w, dz=None) -> int:
+    "`xx`, `w` (and `dz`) checked: C-contiguous arrays of one float dtype, `[B, T+K-1, C]`, `[K, C]` (and `[B, T, C]`); the steps T."
     if numba is None: raise ImportError("causal_conv needs numba: pip install numba")
     arrs = (xx, w) if dz is None else (xx, w, dz)
     if not all(isinstance(a, np.ndarray) and a.flags.c_contiguous for a in arrs) or xx.dtype not in (np.float32, np.float64) \
