@@ -83,12 +83,16 @@ def note(extras:str, venv:str, runs:list) -> str:
     return f"== venv: installing into {venv}: {'; '.join(what)} ({last}; the installer's output goes to {venv}/pip.log)"
 
 def main(argv):
-    path = ROOT / 'nbs' / 'install_times.json'
-    if '--json_path' in argv: path = Path(argv[argv.index('--json_path') + 1])
+    import argparse
+    ap = argparse.ArgumentParser(prog='time_install.py', description=__doc__.split('\n\n')[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--json_path', default=str(ROOT / 'nbs' / 'install_times.json'), help='the records file (default: nbs/install_times.json)')
+    ap.add_argument('--show', action='store_true', help="print the newest record's table and sentence; run nothing")
+    ap.add_argument('--note', nargs=2, metavar=('EXTRAS', 'VENV'), help='print the line `make` shows before it installs EXTRAS into VENV; run nothing')
+    a = ap.parse_args(argv)                                              # a wrong or unknown option: one line, exit 2, nothing measured
+    path = Path(a.json_path)
     runs = json.loads(path.read_text())['runs'] if path.exists() else []
-    if '--note' in argv:
-        i = argv.index('--note'); print(note(argv[i + 1], argv[i + 2], runs)); return 0
-    if '--show' in argv:
+    if a.note: print(note(a.note[0], a.note[1], runs)); return 0
+    if a.show:
         if not runs: print(f'time_install: no record in {path}'); return 1
         print(table(runs[-1])); print(sentence(runs[-1])); return 0
     rec = measure(); runs.append(rec)

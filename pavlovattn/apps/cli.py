@@ -233,14 +233,12 @@ def _check_run_args(a) -> dict|None:
 # %% ../../nbs/10_cli.ipynb #ff117f23
 LONG_RUN_S, SAY_FROM_S = 3600, 10   # run: refused above an hour's estimate (without --no-ceiling); above 10 s, the estimate and a progress bar on stderr
 
-def _duration(s:float) -> str: return f'{s:.1f} s' if s < 10 else _minutes(s) if s < 5400 else f'{s / 3600:.1f} h'
-
 @contextlib.contextmanager
 def _timed_run(a, design, kw:dict, cmd:str):
     "Time a run before it starts (`designs.time_estimate`, timed on the spot, where it has 2^20 subject-trials or more): refuse one over `LONG_RUN_S` without --no-ceiling, in one line; over `SAY_FROM_S` say the estimate and show a progress bar with its ETA on stderr (not under --quiet). Yields `simulate`'s progress callback (None: no bar)."
     if kw['subjects'] * sum(g.n for g in design.groups) < 2**20: yield None; return
     est = _mod('design.designs').time_estimate(design, **kw)
-    say = f"about {_duration(est['seconds'])} on this machine ({est['subject_trials']:.3g} subject-trials at {est['rate']:.3g} a second, timed on the spot)"
+    say = f"about {_mod('base.sweep').duration(est['seconds'])} on this machine ({est['subject_trials']:.3g} subject-trials at {est['rate']:.3g} a second, timed on the spot)"
     if est['seconds'] > LONG_RUN_S and not a.no_ceiling:
         raise UsageError(f'{cmd}: this run would take {say}; give --no-ceiling to run it anyway, or use fewer subjects or trials')
     if a.quiet or est['seconds'] < SAY_FROM_S: yield None; return
@@ -521,8 +519,6 @@ def _costs() -> dict:
 TRAINED_COST = ('233 small models and 25 learning-rate sweeps from an empty cache, one worker process per CPU core: about 23 min '
                 'wall clock for every claim on 2 idle CPU cores (a fresh clone, 7 December 2026); minutes once cached')
 
-def _minutes(s:float) -> str: return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
-
 # %% ../../nbs/10_cli.ipynb #129fe584
 def _tier_plan(claims, ids, tier) -> str:
     "The line printed before a run: what it runs, its measured cost, and what the other tiers add."
@@ -531,7 +527,7 @@ def _tier_plan(claims, ids, tier) -> str:
     known = sum(sec[i] for i in ids if i in sec and i not in trained); unknown = [i for i in ids if i not in sec and i not in trained]
     what = {'default': 'default tier: every claim that trains no model', 'trained': 'tier --trained: every claim, trained models included',
             'full': 'tier --full: every claim at the large (GPU-sized) settings', 'only': 'the claims given'}[tier]
-    est = (f"measured {_minutes(known)} ({cost['measured']})" if tier != 'full' else 'not measured on a CPU (sized for a GPU)')
+    est = (f"measured {_mod('base.sweep').duration(known)} ({cost['measured']})" if tier != 'full' else 'not measured on a CPU (sized for a GPU)')
     if unknown and tier != 'full': est += f'; {len(unknown)} claim(s) not measured'
     if trained: est += (f'; the {len(trained)} trained-model claim(s) train larger models (not measured on a CPU)' if tier == 'full'
                         else f'; the {len(trained)} trained-model claim(s): {TRAINED_COST}')   # TRAINED_COST is the default size's

@@ -484,8 +484,8 @@ def _poll_waiting(s) -> bool:
 
 # %% ../../nbs/17_sweep.ipynb #7020d43b
 def duration(s:float) -> str:
-    "Seconds as a reader says them: '42 s', '12.5 min', '2.0 h'."
-    return f'{s:.0f} s' if s < 90 else f'{s / 60:.1f} min' if s < 5400 else f'{s / 3600:.1f} h'
+    "Seconds as a reader says them (every estimate and plan the package prints): '3.3 s', '42 s', '23 min', '2.0 h'."
+    return f'{s:.1f} s' if s < 10 else f'{s:.0f} s' if s < 90 else f'{s / 60:.0f} min' if s < 5400 else f'{s / 3600:.1f} h'
 
 def _estimate(t:dict) -> float|None:
     "A task's estimated seconds from its kind's `estimate`, or None: a kind without one, a task that is a function of a module or file, an estimate that failed."
