@@ -32,6 +32,13 @@ backward() of the outputs' sum (reads='out', what a layer computes). Each cell t
 chunked form (chunk 64) back to back and prints loop/chunked (> 1: chunked faster), auto's choice, and `ok` when auto's
 choice is the faster of the two or within 1.25x of it (the criterion, fixed before the run).
 
+Part `compiled` (issue 50): the compiled loop (`'compiled'`, numba on the CPU) against the loop and the chunked form, on the
+calls it answers: outputs and final state (reads='out'), float32, `bench_chunked.inputs`, d_k = d_v in --compiled-d
+(16,64,128), (batch x heads, T) in --compiled-cells (1x256, 64x40, 1000x40: one long sequence, a training batch of the
+trained tier, a probing batch), families --compiled-families, with a gradient (a fixed random gradient of the outputs,
+backward) and without. Each cell times the three back to back and prints each one's ms, auto's choice, and `ok` when
+auto's choice is the fastest of the three or within 1.25x of it (the criterion, fixed before the run).
+
 Part `layout` (issue 29): where a layer's forward goes besides its products. AttentionMixer(64, 4 heads, conv 4), float32,
 algorithm 'chunked', batch x T in --layout-cells (16x1024, 1x4096), families --layout-families, no gradient and
 forward + backward; torch.profiler over --repeats calls after one warm-up: total ms a call, and the shares of self CPU time
@@ -64,7 +71,9 @@ def main():
     ap.add_argument('--families', default=','.join(FAMILIES)); ap.add_argument('--T', type=int, default=256)
     ap.add_argument('--batch', type=int, default=1); ap.add_argument('--repeats', type=int, default=3)
     ap.add_argument('--threads', type=int, default=1); ap.add_argument('--d_model', type=int, default=64)
-    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'layout', 'profile', 'all'))
+    ap.add_argument('--part', default='all', choices=('generation', 'rates', 'auto', 'compiled', 'layout', 'profile', 'all'))
+    ap.add_argument('--compiled-families', default='delta,gated-delta,hebbian,gla'); ap.add_argument('--compiled-d', default='16,64,128')
+    ap.add_argument('--compiled-cells', default='1x256,64x40,1000x40')
     ap.add_argument('--profile-families', default='delta'); ap.add_argument('--profile-cells', default='16x4096')
     ap.add_argument('--layout-families', default='delta,gla'); ap.add_argument('--layout-cells', default='16x1024,1x4096')
     ap.add_argument('--auto-families', default='delta,gated-delta,hebbian,gla'); ap.add_argument('--auto-d', default='16,64')
@@ -75,6 +84,7 @@ def main():
     if a.part in ('generation', 'all'): generation(a)
     if a.part in ('rates', 'all'): rates(a)
     if a.part in ('auto', 'all'): auto(a)
+    if a.part in ('compiled', 'all'): compiled(a)
     if a.part in ('layout', 'all'): layout(a)
     if a.part in ('profile', 'all'): profile(a)
 
@@ -191,6 +201,32 @@ def auto(a):
                     print(f"{rule:12s} {D:3d} {B:4d} {T:4d} {t['sequential'] * 1e3:8.2f} {t['chunked'] * 1e3:10.2f} "
                           f"{t['sequential'] / t['chunked']:12.2f} {pick:>10s} {'ok' if ok else 'NO':>3s}", flush=True)
     print(f'auto within 1.25x of the faster form in {n_ok} of {n} cells')
+
+def compiled(a):
+    "Per cell: ms of the loop, the chunked form and the compiled loop (outputs and final state), auto's choice, and whether it is the fastest (or within 1.25x)."
+    from pavlovattn.model.core import choose_algorithm
+    print(f'# compiled: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.processor() or platform.machine()}, torch {torch.__version__}, '
+          f'threads {torch.get_num_threads()}, float32, reads=out, chunk 64')
+    print(f"{'family':12s} {'d':>3s} {'B*H':>5s} {'T':>5s} {'pass':8s} {'loop ms':>8s} {'chunked ms':>10s} {'compiled ms':>11s} {'auto':>10s} {'ok':>3s}")
+    algs, n_ok, n = ('sequential', 'chunked', 'compiled'), 0, 0
+    for rule in a.compiled_families.split(','):
+        fam = FAMILIES[rule]
+        for D in map(int, a.compiled_d.split(',')):
+            for cell in a.compiled_cells.split(','):
+                B, T = map(int, cell.split('x'))
+                q, k, v, kw = inputs(fam, B, T, D, torch.device('cpu'))
+                gen = torch.Generator().manual_seed(1); go = torch.randn(B, T, 1, D, generator=gen)
+                for grad in (True, False):
+                    def run(alg):
+                        xs = [x.clone().requires_grad_(grad) for x in (q, k, v)]
+                        out = recur(xs[1], xs[2], xs[0], rule=rule, algorithm=alg, chunk=64, check=False, reads='out', **kw).out
+                        if grad: out.backward(go.expand_as(out))
+                    t = {alg: timed(lambda alg=alg: run(alg), a.repeats) for alg in algs}
+                    pick = choose_algorithm(fam, T, D, grad, B, 'cpu', True)
+                    ok = t[pick] <= 1.25 * min(t.values()); n_ok += ok; n += 1
+                    print(f"{rule:12s} {D:3d} {B:5d} {T:5d} {'fwd+bwd' if grad else 'fwd':8s} " + ' '.join(f'{t[x] * 1e3:{w}.2f}' for x, w in zip(algs, (8, 10, 11)))
+                          + f" {pick:>10s} {'ok' if ok else 'NO':>3s}", flush=True)
+    print(f'auto within 1.25x of the fastest of the three in {n_ok} of {n} cells')
 
 def layout(a):
     "Per family and cell: ms a forward (and forward+backward), and the shares of layout copies, the q/k norm and the convolution."

@@ -387,3 +387,67 @@ def test_register_checks_fast_forms_beyond_one_chunk(forget):
         return pred, out, (S + 1e-6 if k.shape[1] > 64 else S), pr
     with pytest.raises(ValueError, match="differs from its step"):
         register(Family('short-only', 'a', 'c', 'S', step=_step_delta, error_correcting=True, fast={'mine': fast}))
+
+
+# --- the compiled loop (issue 50): numba's update and reverse pass, outputs and final state ---
+from pavlovattn.model.families import compiled, _numba_unavailable
+needs_numba = pytest.mark.skipif(_numba_unavailable() is not None, reason='numba is not installed')
+
+@needs_numba
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+@pytest.mark.parametrize('B,T,H,dk,dv', [(2, 45, 2, 6, 3), (1, 130, 1, 5, 2), (3, 1, 1, 2, 1), (2, 0, 2, 3, 2), (0, 5, 1, 3, 2)])
+def test_compiled_equals_the_reference_with_gradients(fam, B, T, H, dk, dv):
+    "Outputs, final state and every input's gradient (the initial state's and the write keys' too) as the reference loop's, float64 within 1e-12."
+    xs = inputs(fam, B=B, T=T, H=H, dk=dk, dv=dv)[:7]
+    def run(alg):
+        ys = [None if x is None else x.clone().requires_grad_() for x in xs]
+        _, out, S, _ = forward(fam, *ys, None, 'out', algorithm=alg)
+        gs = torch.autograd.grad(out.cos().sum() + S.pow(2).sum(), [y for y in ys if y is not None], allow_unused=True)
+        return [out, S] + [torch.zeros_like(y) if gr is None else gr for y, gr in zip([y for y in ys if y is not None], gs)]
+    for a, b in zip(run('reference'), run('compiled')):
+        assert a.shape == b.shape and (a.numel() == 0 or (a - b).abs().max() < 1e-12), (fam.name, float((a - b).abs().max()))
+
+@needs_numba
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_compiled_float32_relative_rms(fam):
+    x64 = inputs(fam, T=200, rate=1.0)[:7]; x32 = inputs(fam, T=200, rate=1.0, dtype=torch.float32)[:7]
+    ref, got = forward(fam, *x64, None, 'out'), forward(fam, *x32, None, 'out', algorithm='compiled')
+    assert got[1].dtype == torch.float32 and rel_rms(got[1], ref[1]) < 1e-5 and rel_rms(got[2], ref[2]) < 1e-5
+
+@needs_numba
+def test_compiled_refuses_what_it_does_not_compute():
+    fam = FAMILIES['delta']; q, k, v, b, g, S0, kw, P = inputs(fam)
+    with pytest.raises(ValueError, match="algorithm='compiled' cannot run this: it computes outputs and the final state, not read-before-write predictions: pass reads='out'"):
+        recur(k, v, q, beta=b, algorithm='compiled')
+    with pytest.raises(ValueError, match='reads no probes'):
+        probe_readouts(k, v, P, beta=b, algorithm='compiled', reads='out')
+    with pytest.raises(ValueError, match='float32 or float64; got torch.bfloat16'):
+        compiled(*(x.bfloat16() for x in (q, k, k, v, b)), reads='out')
+    assert 'compiled' not in FAMILIES['softmax'].algorithms
+
+def test_choose_algorithm_compiled_policy():
+    "Outputs only, on the CPU: the compiled loop for keys up to 128 wide without a gradient or with per-feature gates, 32 with the error-correcting write, 16 otherwise (the measured rule); wider keys, predictions, probes or another device: the rule before it."
+    from pavlovattn.model.core import choose_algorithm
+    F, on = FAMILIES, _numba_unavailable() is None
+    for fam, T, dk, grad, batch in ((F['delta'], 40, 32, True, 64), (F['gla'], 40, 128, True, 64), (F['hebbian'], 4096, 16, True, 1),
+                                    (F['gated-delta'], 40, 128, False, 1000), (F['trace'], 8, 2, False, 1)):
+        assert choose_algorithm(fam, T, dk, grad, batch, 'cpu', True) == ('compiled' if on else choose_algorithm(fam, T, dk, grad, batch, 'cpu'))
+        assert choose_algorithm(fam, T, dk, grad, batch, 'cpu', False) != 'compiled'
+    assert choose_algorithm(F['delta'], 40, 64, True, 64, 'cpu', True) == 'chunked'               # wider keys with a gradient: chunked was faster
+    assert choose_algorithm(F['hebbian'], 40, 32, True, 64, 'cpu', True) == 'chunked'
+    assert choose_algorithm(F['delta'], 40, 256, False, 64, 'cpu', True) == 'sequential'           # beyond the measured widths: the rule before it
+    assert choose_algorithm(F['delta'], 64, 64, True, 256, 'meta', True) == 'sequential'        # not the CPU: as before
+    assert choose_algorithm(F['softmax'], 64, 16, True, 1, 'cpu', True) == 'sequential'          # no fixed-size state
+
+@needs_numba
+@pytest.mark.parametrize('rule', ['delta', 'gated-delta', 'gla', 'trace', 'normalized', 'vhw'])
+def test_auto_runs_the_compiled_loop_for_outputs_only(rule):
+    "recur(reads='out') on the CPU gives the compiled loop's numbers bit for bit (a layer's call); reads=True still runs the loop or the chunked form."
+    fam = FAMILIES[rule]; q, k, v, b, g, S0, kw, _ = inputs(fam, B=4, T=40, H=2, dk=16, dv=4, rate=1.0)
+    for dt in (torch.float64, torch.float32):
+        c = lambda x: None if x is None else x.to(dt)
+        auto = recur(c(k), c(v), c(q), rule=rule, beta=c(b), gamma=c(g), S0=c(S0), kw=c(kw), reads='out')
+        comp = recur(c(k), c(v), c(q), rule=rule, beta=c(b), gamma=c(g), S0=c(S0), kw=c(kw), reads='out', algorithm='compiled')
+        assert torch.equal(auto.out, comp.out) and torch.equal(auto.state, comp.state)
+    full = recur(k, v, q, rule=rule, beta=b, gamma=g, S0=S0, kw=kw)
+    assert full.pred is not None and (full.out - auto.out.double()).abs().max() < 1e-5

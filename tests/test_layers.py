@@ -552,3 +552,18 @@ def test_compiled_short_conv_equals_torch_conv_with_gradients(B, T, C, K, carrie
         assert (ya - yb).abs().max() <= tol
         for a, b in zip(torch.autograd.grad(ya, (xx, w), G), torch.autograd.grad(yb, (xx, w), G)):
             assert (a - b).abs().max() <= tol * max(1.0, a.abs().max().item())
+
+@pytest.mark.skipif(not __import__('pavlovattn.model.kernels', fromlist=['x']).available(), reason='numba is not installed')
+@pytest.mark.parametrize('rule', [r for r in BUILTIN if not FAMILIES[r].exemplar])
+def test_a_layer_on_the_cpu_runs_the_compiled_loop_and_equals_the_loop(rule):
+    "A layer on the CPU ('auto': the compiled loop, issue 50): outputs and every gradient (input, weights) as the tuned loop's, float64 1e-12; float32 to rounding."
+    torch.manual_seed(0)
+    x = torch.randn(3, 40, 32, dtype=torch.float64)
+    m = AttentionMixer(32, 2, rule).double()
+    def run(alg, dt=torch.float64):
+        m.algorithm = alg; m.to(dt); xx = x.to(dt).clone().requires_grad_(); m.zero_grad()
+        y = m(xx); y.backward(torch.cos(torch.arange(y.numel(), dtype=dt)).reshape(y.shape))
+        return [y.detach(), xx.grad] + [p.grad.clone() for p in m.parameters() if p.grad is not None]
+    for a, c in zip(run('sequential'), run('auto')): assert (a - c).abs().max() < 1e-12, rule
+    ref = run('sequential', torch.float32)                                # float32 against float32 (the layer's own rounding is larger)
+    for a, c in zip(ref, run('auto', torch.float32)): assert (a - c).abs().max() < 1e-4 * (1 + a.abs().max()), rule

@@ -255,3 +255,23 @@ def test_token_checkpoints_are_keyed_by_the_generator_version():
                                               sort_keys=True).encode()).hexdigest()[:10]
     assert TASKS['rebind'].generator == 2 and not TrainConfig(task='rebind').key().endswith(plain(TrainConfig(task='rebind')))  # retrained
     assert TrainConfig(task='vector').key().endswith(plain(TrainConfig(task='vector')))     # the vector task's keys are as before
+
+@pytest.mark.parametrize('rule', ['delta', 'gla', 'hebbian'])
+def test_a_model_runs_recurs_choice_on_the_cpu_and_the_chunked_form_elsewhere(rule):
+    "On the CPU each mixer runs `recur(algorithm='auto')` (the compiled loop where `choose_algorithm` takes it), the same model as the chunked form to float32 rounding, gradients too; `_place` leaves the chunked form for any other device."
+    torch.manual_seed(0); m = AssocLM(TASKS['vector'], rule, d_model=32)
+    b = TASKS['vector'].batch(4, torch.Generator().manual_seed(1))
+    def run(chunked):
+        m.zero_grad()
+        if chunked:
+            for x in m.mix: x.algorithm = 'chunked'
+            h = m.embed(b)
+            for x, n1, n2, f in zip(m.mix, m.n1, m.n2, m.mlp): h = h + x(n1(h)); h = h + f(n2(h))
+            y = m.head(m.norm(h))
+        else: y = m(b)
+        y.square().sum().backward()
+        return [y.detach()] + [p.grad.clone() for p in m.parameters() if p.grad is not None]
+    auto, ref = run(False), run(True)
+    assert m._place(torch.zeros(1, device='meta')) is not None and all(x.algorithm == 'chunked' for x in m.mix)
+    m(b); assert all(x.algorithm == 'auto' for x in m.mix)
+    for a, c in zip(auto, ref): assert (a - c).abs().max() <= 1e-4 * (1 + c.abs().max())

@@ -127,12 +127,12 @@ class AssocLM(nn.Module):
                  out_norm:bool=True):          # the mixer's per-head read-out RMSNorm (False: the read-out goes to the output projection as it is)
         super().__init__()
         self.task, self.rule = task, rule
-        fam = family(rule); alg = 'chunked' if 'chunked' in fam.algorithms else fam.loop
+        fam = family(rule); self._alg = 'chunked' if 'chunked' in fam.algorithms else fam.loop   # off the CPU (see `_place`)
         if task.kind == 'token': self.emb = nn.Embedding(task.vocab, d_model)
         else:
             self.emb = nn.Embedding(task.n_cues + 1, d_model, padding_idx=0)
             self.out_in = nn.Linear(task.d_out, d_model, bias=False); self.flag = nn.Embedding(2, d_model)
-        self.mix = nn.ModuleList([AttentionMixer(d_model, n_heads, rule, conv_size=conv_size, chunk=32, algorithm=alg) for _ in range(n_layers)])
+        self.mix = nn.ModuleList([AttentionMixer(d_model, n_heads, rule, conv_size=conv_size, chunk=32, algorithm=self._alg) for _ in range(n_layers)])
         if not out_norm:
             for m in self.mix: m.o_norm = nn.Identity()
         self.n1 = nn.ModuleList([nn.LayerNorm(d_model) for _ in range(n_layers)])
@@ -142,13 +142,19 @@ class AssocLM(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, task.vocab if task.kind == 'token' else task.d_out)
 
+    def _place(self, h):
+        "The mixers' algorithm for `h`'s device: on the CPU `recur`'s own choice (`choose_algorithm`: the compiled loop for a layer's call, issue 50), elsewhere the chunked form."
+        alg = 'auto' if h.device.type == 'cpu' else self._alg
+        for m in self.mix: m.algorithm = alg
+        return h
+
     def embed(self, b:dict) -> torch.Tensor:
         if self.task.kind == 'token': return self.emb(b['x'])
         return self.emb(b['cue']).sum(-2) + self.out_in(b['out']) + self.flag(b['query'].long())
 
     def forward(self, b:dict) -> torch.Tensor:
         "Logits `[B,T,vocab]` (token task) or predicted outcomes `[B,T,d_out]` (vector task)."
-        h = self.embed(b)
+        h = self._place(self.embed(b))
         for m, n1, n2, f in zip(self.mix, self.n1, self.n2, self.mlp): h = h + m(n1(h)); h = h + f(n2(h))
         return self.head(self.norm(h))
 
@@ -168,7 +174,7 @@ class AssocLM(nn.Module):
         if x.numel() and (int(x.min()) < 0 or int(x.max()) >= self.task.vocab):
             raise ValueError(f"x holds tokens outside the vocabulary 0..{self.task.vocab - 1}: {int(x.min())}..{int(x.max())}")
         pick = (lambda z: z.argmax(-1)[:, None]) if not temperature else (lambda z: torch.multinomial(torch.softmax(z / temperature, -1), 1, generator=generator))
-        h, states = self.emb(x), []
+        h, states = self._place(self.emb(x)), []
         for m, n1, n2, f in zip(self.mix, self.n1, self.n2, self.mlp):
             y, s = m(n1(h), return_state=True); h = h + y; h = h + f(n2(h)); states.append(s)
         out = [x, pick(self.head(self.norm(h[:, -1])))]
@@ -270,13 +276,14 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../../nbs/12_models.ipynb #7592f6d1
-code_kind('checkpoint', 5, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
+code_kind('checkpoint', 6, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
           'pavlovattn.apps.models:TokenTask', 'pavlovattn.apps.models:TASKS', 'pavlovattn.apps.models:AssocLM', 'pavlovattn.apps.models:loss_and_metric',
           'pavlovattn.apps.models:TrainConfig', 'pavlovattn.apps.models:_ARCH', 'pavlovattn.apps.models:train', 'pavlovattn.apps.models:_train',
           'pavlovattn.apps.models:_adamw', 'pavlovattn.apps.models:_foreach',
           'pavlovattn.model.layers', 'pavlovattn.model.families', 'pavlovattn.model.core', 'pavlovattn.model.kernels'))
           # 4: chunks of at most 32 (equal), the delta solve as an inverse, the read-out norm's gradient as one formula (issue 30);
-          # 5: the short convolution by compiled loops on the CPU, AdamW fused, the clip's norms in one call (issue 50)
+          # 5: the short convolution by compiled loops on the CPU, AdamW fused, the clip's norms in one call (issue 50);
+          # 6: the recurrence by the compiled loop on the CPU (`AssocLM._place`, `families.compiled`; issue 50)
 
 def checkpoint_path(cfg:TrainConfig) -> Path:
     "Where `cfg`'s checkpoint lives: `root()/checkpoints/<cfg.key()>.v<checkpoint version>.pt`."
@@ -434,7 +441,7 @@ def get_models(cfgs,                    # `TrainConfig`s (repeats are trained on
     return [got[c] for c in cfgs]
 
 # %% ../../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 5, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4, 5: as checkpoint 4, 5
+code_kind('lr-sweep', 6, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4-6: as checkpoint 4-6
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."

@@ -17,7 +17,7 @@ __all__ = ['RULES', 'EXEMPLAR_READ_LIMIT', 'SCALAR_GATE_RULES', 'UnstableRateErr
            'summarize']
 
 # %% ../../nbs/00_core.ipynb #09cdff08
-from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS
+from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS, _autocast
 from .families import algorithm as algorithm_of
 from .kernels import RANGES
 
@@ -119,7 +119,8 @@ def _trace_bytes(fam, B:int, T:int, H:int, dk:int, dv:int, C:int, reads, grad:bo
     else:
         rows = fam.rows(dv, dk)
         n += B * H * rows * dk
-        if grad: n += B * H * rows * dk * (-(-T // max(chunk, 1)) if alg in ('chunked', 'kernel') else T) + 4 * B * T * H * (dk + dv)
+        if grad: n += (B * H * rows * dk * (-(-T // max(chunk, 1)) if alg in ('chunked', 'kernel') else T) if alg != 'compiled'
+                       else (T + 1) * rows * dk) + 4 * B * T * H * (dk + dv)   # the compiled loop: one sequence's states at a time
     return 2.0 * itemsize * n
 
 # %% ../../nbs/00_core.ipynb #454ac707
@@ -186,11 +187,14 @@ def choose_algorithm(fam:Family,   # the family
                      grad:bool,    # whether a gradient is needed
                      batch:int=1,  # independent sequences run together (batch × heads)
                      device='cpu', # where they run
-                    ) -> str:      # 'reference', 'sequential' or 'chunked'
-    "The algorithm `recur(algorithm='auto')` runs: chunked for long sequences with wide keys or a gradient, and for short ones with a gradient on the CPU (the measured rule below), else the loop (a family no tuned form implements: its plain loop)."
+                     outputs_only:bool=False, # the call asks for outputs and the final state only (no predictions, no probes), in float32 or float64
+                    ) -> str:      # 'reference', 'sequential', 'chunked' or 'compiled'
+    "The algorithm `recur(algorithm='auto')` runs: on the CPU the compiled loop where it can answer (outputs only) and was measured fastest (keys up to 128 wide without a gradient or with per-feature gates, 32 with the error-correcting write, 16 otherwise); else chunked for long sequences with wide keys or a gradient, and for short ones with a gradient on the CPU (the measured rule below), else the loop (a family no tuned form implements: its plain loop)."
     if fam.fast and T >= 128: return next(iter(fam.fast))                # a family's own fast form, for long sequences
     if 'chunked' not in fam.algorithms: return fam.loop
     cpu, channel = torch.device(device).type == 'cpu', fam.gamma_channels(dk) is not None
+    if outputs_only and cpu and 'compiled' in fam.algorithms and ALGORITHMS['compiled'].unavailable(device) is None:
+        if dk <= fam.compiled_keys(grad): return 'compiled'   # measured fastest, or within 1.25x (`Family.compiled_keys`)
     if T < 128:   # short: the loop, except with a gradient on the CPU and d_k >= 16, where autograd's cost per step makes the loop
                   # 1.1-18x slower (benchmarks/bench_layers.py --part auto): chunked from T = 16 (8 at 16+ sequences; 96 with per-channel
                   # gates below 16 sequences: measured again with the per-channel form's sub-chunks of 8, 2026-12-03)
@@ -214,7 +218,7 @@ def recur(k:torch.Tensor,            # keys (CS) `[B,T,H,dk]`
           check:bool=True,           # refuse unstable delta writes and non-finite inputs/results
           index=None,                # `[B,T]` integers: k, v (and beta, gamma) are then tables with one row per index value (trial type)
           kw=None,                   # write keys `[B,T,H,dk]` (Van Hamme–Wasserman only); default: the keys
-          algorithm:str='auto',      # 'reference' (the plain loop), 'sequential' (the tuned loop), 'chunked', 'kernel' (fla, CUDA, reads='out') or 'auto' (`choose_algorithm`)
+          algorithm:str='auto',      # 'reference' (the plain loop), 'sequential' (the tuned loop), 'chunked', 'compiled' (numba, CPU, reads='out'), 'kernel' (fla, CUDA, reads='out') or 'auto' (`choose_algorithm`)
           chunk:int=64,              # steps per chunk of the chunked form
          ) -> Trace:
     "Run one recurrence of family `rule` over time: read-before-write predictions, outputs and the final state. Keys, values, queries and write keys of different floating dtypes are computed in the widest of them (float32 keys with float64 values give float64, never a float32 answer)."
@@ -248,7 +252,8 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
     B, T, H, dk = k.shape; dv = v.shape[-1]
     pshape = tuple(probes.shape) if torch.is_tensor(probes) else np.shape(probes) if probes is not None else ()
     grad0 = needs_grad(k, v, q, kw, beta, gamma, S0)
-    alg0 = choose_algorithm(fam, T, dk, grad0, B * H, k.device) if algorithm == 'auto' else algorithm
+    only = reads is not True and probes is None and k.dtype in (torch.float32, torch.float64) and not _autocast(k.device.type)   # what the compiled loop answers
+    alg0 = choose_algorithm(fam, T, dk, grad0, B * H, k.device, only) if algorithm == 'auto' else algorithm
     n0 = S0.keys.shape[1] if isinstance(S0, ExemplarMemory) else 0
     check_memory(_trace_bytes(fam, B, T, H, dk, dv, pshape[-2] if len(pshape) >= 2 else 0, reads, grad0, alg0, chunk, k.element_size(), n0),
                  f'{"probe_readouts" if probes is not None else "recur"} ({fam.name}, {B:,} x {T:,} steps, {H} heads, d_k {dk}, d_v {dv})', k.device)
@@ -267,7 +272,7 @@ def _recurrence(k, v, q, rule, beta, gamma, S0, tau, sink, probes, reads, check,
         if P.dim() != 4 or P.shape[-1] != dk: raise ValueError(f"probes must be [C, d_k] or [batch, heads, C, d_k] with d_k = {dk}; got {tuple(P.shape)}")
         if check: _finite('probes', P0)
     grad = needs_grad(k, v, q, kw, b, g, S0, P)
-    alg = choose_algorithm(fam, T, dk, grad, B * H, k.device) if algorithm == 'auto' else algorithm
+    alg = choose_algorithm(fam, T, dk, grad, B * H, k.device, only) if algorithm == 'auto' else algorithm
     if fam.grows:                                          # an exemplar memory: the core's own loop
         res = _softmax_recur(k, v, q, b, S0, tau, sink, reads)
         if P is not None: res = res._replace(probes=_softmax_probes(res.state, P, T, tau, sink))

@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from fastcore.basics import patch
 from typing import Callable, NamedTuple
 import torch
+from torch.autograd.function import once_differentiable
 from ..base.machine import _threads
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'catalogue',
            'known', 'register', 'load_family', 'Algorithm', 'algorithm', 'families_table', 'reference', 'needs_grad',
            'sequential', 'chunked', 'forward', 'blocked_closed_form', 'kernel_available', 'fla_call', 'fla_kernel',
-           'fla_references', 'algorithms_table']
+           'fla_references', 'algorithms_table', 'compiled']
 
 # %% ../../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -428,6 +429,8 @@ ALGORITHMS = {
                             'the tuned loop, one step at a time: every exact claim uses it'),
     'chunked': Algorithm('chunked', 'trace', True, _FIXED, None,
                          'matrix products within chunks of steps, a loop over chunks'),
+    'compiled': Algorithm('compiled', 'trace', False, _FIXED, '_numba_unavailable',
+                          "numba's compiled loop and reverse pass (CPU, float32/64): outputs and final state, what a layer runs there"),
     'kernel': Algorithm('fla_kernel', 'trace', False, ('hebbian', 'decay', 'gla', 'delta', 'gated-delta'), 'kernel_available',
                         "flash-linear-attention's chunk kernels (outputs and final state)"),
     'numba': Algorithm('_summary_row', 'summary', True,                  # each family it implements: (one gate per step, error-correcting)
@@ -483,6 +486,11 @@ def reference(fam:Family,       # the family: its `step` and `read` are all that
     return pred, out, S.reshape(B, H, R, dk), pr
 
 # %% ../../nbs/00c_families.ipynb #622d4d86
+def _autocast(device_type:str) -> bool:
+    "Whether autocast is on for this device type (the spellings of torch 2.0 and of later releases): then a layer computes in autocast's dtype, and no compiled loop stands in for torch's operations."
+    try: return torch.is_autocast_enabled(device_type)
+    except TypeError: return torch.is_autocast_enabled() if device_type == 'cuda' else torch.is_autocast_cpu_enabled()
+
 def needs_grad(*xs) -> bool:
     "Whether autograd is on and one of the tensors among `xs` requires a gradient (then no step may write in place)."
     return torch.is_grad_enabled() and any(torch.is_tensor(x) and x.requires_grad for x in xs)
@@ -877,3 +885,46 @@ def algorithms_table(device='cpu'):
                               families=', '.join(f.name for f in FAMILIES.values() if a.covers(f)),
                               **{f'runs on {torch.device(device)}': a.unavailable(device) or 'yes'})
                          for n, a in ALGORITHMS.items()]).set_index('algorithm')
+
+# %% ../../nbs/00c_families.ipynb #cf000002
+class _Compiled(torch.autograd.Function):
+    "Outputs and final state of the general update by `kernels.recurrence`, gradients by `kernels.recurrence_grad` (numba, CPU)."
+    @staticmethod
+    def forward(ctx, q, r, w, v, b, g, S0, gate, delta, reads):
+        kern = importlib.import_module('pavlovattn.model.kernels')
+        xs = [None if x is None else x.detach().contiguous() for x in (q, r, w, v, b, g, S0)]
+        n = lambda x: None if x is None else x.numpy()
+        o, S1 = kern.recurrence(*(n(x) for x in xs[:6]), gate, delta, n(xs[6]), reads)
+        ctx.save_for_backward(*(x for x in xs if x is not None))
+        ctx.opts = (gate, delta, reads, g is not None, S0 is not None)
+        return (torch.from_numpy(o) if reads else r.new_empty(0)), torch.from_numpy(S1)
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, do, dS):
+        gate, delta, reads, has_g, has_S0 = ctx.opts
+        xs = list(ctx.saved_tensors); q, r, w, v, b = (x.numpy() for x in xs[:5])
+        g = xs[5].numpy() if has_g else None; S0 = xs[5 + has_g].numpy() if has_S0 else None
+        arr = lambda t: None if t is None else t.contiguous().numpy()
+        dq, dr, dw, dv, db, dg, dS0 = importlib.import_module('pavlovattn.model.kernels').recurrence_grad(
+            q, r, w, v, b, g, gate, delta, S0, reads, arr(do) if reads else None, arr(dS))
+        t = torch.from_numpy
+        return (t(dq) if reads else None, t(dr), t(dw), t(dv), t(db), None if dg is None else t(dg), t(dS0) if has_S0 else None,
+                None, None, None)
+
+@patch
+def compiled_keys(self:Family, grad:bool) -> int:
+    "The widest keys for which `recur(algorithm='auto')` runs `compiled` on the CPU: where it was measured fastest or within 1.25x of the fastest (`benchmarks/bench_layers.py --part compiled`, `benchmarks/compiled_loop.md`): 128 without a gradient or with per-feature gates, 32 for an error-correcting write with a gradient, 16 for the others."
+    return 128 if not grad or self.gate == 'channel' else 32 if self.error_correcting else 16
+
+def compiled(q, r, w, v, b, g=None, gate='none', delta=False, S0=None, probes=None, reads=True) -> tuple:
+    "`sequential`'s update compiled (numba, CPU, float32/float64): outputs and final state, with gradients; no predictions, no probes."
+    why = ("it computes outputs and the final state, not read-before-write predictions: pass reads='out'" if reads is True
+           else 'it reads no probes' if probes is not None else _numba_unavailable(r.device)
+           or (None if r.dtype in (torch.float32, torch.float64) else f'it computes in float32 or float64; got {r.dtype}'))
+    if why: raise ValueError(f"algorithm='compiled' cannot run this: {why}")
+    B, T, H, dk = r.shape; rd = bool(reads) and q is not None
+    if gate == 'none': g = None
+    elif gate == 'scalar': g = g.expand(B, T, H)[..., None]
+    else: g = g.expand(B, T, H, dk)
+    o, S = _Compiled.apply(q if rd else r, r, w, v, b.expand(B, T, H), g, S0, gate, bool(delta), rd)
+    return None, (o if rd else None), S, None

@@ -11,7 +11,7 @@ from torch import nn
 import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 from fastcore.basics import patch
-from .families import FAMILIES, ALGORITHMS, family
+from .families import FAMILIES, ALGORITHMS, family, _autocast
 from .core import recur, ExemplarMemory, check_memory
 from .kernels import available, causal_conv, causal_conv_grad
 
@@ -27,11 +27,6 @@ class MixerState(NamedTuple):
     rule: str          # the family that wrote it (a state continues only its own family)
 
 # %% ../../nbs/00d_layers.ipynb #cv100001
-def _autocast(device_type:str) -> bool:
-    "Whether autocast is on for this device type (the spellings of torch 2.0 and of later releases)."
-    try: return torch.is_autocast_enabled(device_type)
-    except TypeError: return torch.is_autocast_enabled() if device_type == 'cuda' else torch.is_autocast_cpu_enabled()
-
 class _CompiledConv(torch.autograd.Function):
     "SiLU of the causal depthwise convolution, the convolution and its gradients by numba's loops (`kernels.causal_conv`) on the CPU, SiLU by torch."
     @staticmethod
