@@ -451,3 +451,18 @@ def test_auto_runs_the_compiled_loop_for_outputs_only(rule):
         assert torch.equal(auto.out, comp.out) and torch.equal(auto.state, comp.state)
     full = recur(k, v, q, rule=rule, beta=b, gamma=g, S0=S0, kw=kw)
     assert full.pred is not None and (full.out - auto.out.double()).abs().max() < 1e-5
+
+@needs_numba
+@pytest.mark.parametrize('fam', FIXED, ids=lambda f: f.name)
+def test_compiled_state_only_and_strided_inputs(fam):
+    "reads=False gives the reference loop's final state (and no outputs); inputs that are views with strides (a slice of wider tensors) give the numbers of the same inputs made contiguous."
+    q, k, v, b, g, S0, kw, _ = inputs(fam, T=30)
+    ref = forward(fam, q, k, v, b, g, S0, kw, None, False, algorithm='reference')
+    got = forward(fam, q, k, v, b, g, S0, kw, None, False, algorithm='compiled')
+    assert got[1] is None and (ref[2] - got[2]).abs().max() < 1e-12
+    wide = lambda x: None if x is None else torch.cat([x, torch.zeros_like(x)], -1)[..., :x.shape[-1]]   # same values, other strides
+    xs = [wide(x) for x in (q, k, v)] + [b[:, :, :, None].expand(*b.shape, 2)[..., 0]]
+    assert not xs[0].is_contiguous()
+    a = forward(fam, *xs, g, S0, kw, None, 'out', algorithm='compiled')
+    c = forward(fam, q, k, v, b, g, S0, kw, None, 'out', algorithm='compiled')
+    assert torch.equal(a[1], c[1]) and torch.equal(a[2], c[2])
