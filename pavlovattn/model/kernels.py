@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 # %% auto #0
-__all__ = ['GOLDEN', 'CALL_ITEMS', 'RANGES', 'GATES_', 'shuffle_rows', 'summary_row', 'delta_events', 'first_repeat',
-           'causal_conv', 'causal_conv_grad', 'recurrence', 'recurrence_grad', 'available', 'mix64', 'stream_keys']
+__all__ = ['GOLDEN', 'CALL_ITEMS', 'RANGES', 'shuffle_rows', 'summary_row', 'delta_events', 'first_repeat', 'causal_conv',
+           'causal_conv_grad', 'recurrence', 'recurrence_grad', 'available', 'mix64', 'stream_keys']
 
 # %% ../../nbs/00b_kernels.ipynb #340436da
 from ..base.cache import numba_cache, count_compiles
@@ -461,12 +461,12 @@ def _rec_bwd(q, r, w, v, b, g, gate, delta, S0, do, dS1, reads, dq, dr, dw, dv_,
                 for i in range(dv): dS0[bb, h, i, j] = dS[j, i]
 
 # %% ../../nbs/00b_kernels.ipynb #rc000003
-GATES_ = {'none': 0, 'scalar': 1, 'channel': 2}
+_GATE = {'none': 0, 'scalar': 1, 'channel': 2}   # the families page's gate kinds (`families.GATES`), as the loops' codes
 
 def _rec_args(q, r, w, v, b, g, gate, S0, extra=()) -> tuple:
     "The arrays of `recurrence` checked (C-contiguous, one float dtype, matching shapes) and completed: the gate as `[B,T,H,1 or dk]` (a placeholder without one), S0 (zeros when None)."
     if numba is None: raise ImportError("the compiled recurrence needs numba: pip install numba")
-    if gate not in GATES_: raise ValueError(f"gate must be one of {', '.join(GATES_)}; got {gate!r}")
+    if gate not in _GATE: raise ValueError(f"gate must be one of {', '.join(_GATE)}; got {gate!r}")
     arrs = [x for x in (q, r, w, v, b, g, S0) + tuple(extra) if x is not None]
     if not all(isinstance(a, np.ndarray) and a.flags.c_contiguous for a in arrs) or r.dtype not in (np.float32, np.float64) \
        or any(a.dtype != r.dtype for a in arrs):
@@ -491,7 +491,7 @@ def recurrence(q, r, w, v,   # queries, read keys, write keys `[B,T,H,dk]`; valu
     "The general update of a fixed-size family, compiled with numba (CPU): per step forget, write (the error with `delta`), read the query."
     g, S0 = _rec_args(q, r, w, v, b, g, gate, S0)
     o = np.empty(v.shape if reads else (0, 0, 0, 0), r.dtype); S1 = np.empty_like(S0)
-    _rec_fwd(q, r, w, v, b, g, GATES_[gate], bool(delta), S0, o, S1, bool(reads))
+    _rec_fwd(q, r, w, v, b, g, _GATE[gate], bool(delta), S0, o, S1, bool(reads))
     return (o if reads else None), S1
 
 def recurrence_grad(q, r, w, v, b, g=None, gate:str='none', delta:bool=False, S0=None, reads:bool=True,  # as `recurrence`
@@ -506,8 +506,7 @@ def recurrence_grad(q, r, w, v, b, g=None, gate:str='none', delta:bool=False, S0
     if dS is None: dS = np.zeros_like(S0)
     elif dS.shape != S0.shape: raise ValueError(f'dS must be [B,H,dv,dk] = {S0.shape}; got {dS.shape}')
     dq, dr, dw, dv_, db, dg, dS0 = (np.empty_like(x) for x in (q, r, w, v, b, g, S0))
-    _rec_bwd(q, r, w, v, b, g, GATES_[gate], bool(delta), S0, do, dS, bool(reads), dq, dr, dw, dv_, db, dg, dS0)
-    if not reads: dq[...] = 0
+    _rec_bwd(q, r, w, v, b, g, _GATE[gate], bool(delta), S0, do, dS, bool(reads), dq, dr, dw, dv_, db, dg, dS0)
     return dq, dr, dw, dv_, db, (None if g0 is None else dg), dS0
 
 # %% ../../nbs/00b_kernels.ipynb #c14369f8
