@@ -36,3 +36,18 @@ def test_the_sweep_runs_its_rates_at_once_with_the_metrics_of_runs_alone(tmp_pat
     for lr in (3e-3, 1e-2):
         _, m = train(replace(QUICK, seed=1000, steps=6, lr=lr, target=2.0), progress=False)
         assert sw['metric'][f'{lr:g}'] == m['final_metric']
+
+def test_models_are_probed_by_the_workers_that_trained_them(tmp_path):
+    "The trained tier's protocols probe each model in the worker process that trained it (`get_models(..., after=...)`): the cached scores are the checkpoint's (its hash), equal to the same probe run here on the loaded model, and are what the family's measurement then reads."
+    from pavlovattn.apps.probes import _probed, _probe_key, measure_model, _probe_check
+    from pavlovattn.base.cache import entry, read_json
+    cfgs = [replace(QUICK, seed=0), replace(QUICK, seed=1, rule='hebbian')]
+    with mock.patch.dict(os.environ, PAVLOVATTN_CACHE=str(tmp_path)):
+        get_models(cfgs, progress=False, workers=2, load=False, after=('pavlovattn.apps.probes:_probed', dict(n=8)))
+        for c in cfgs:
+            model, met = get_model(c, progress=False)
+            stored = read_json(entry('probes', _probe_key(c, 8)), what='probe results', kind='probes')
+            assert stored['model'] == met['sha256']                            # measured on this checkpoint, in the worker
+            here = measure_model(model, 8)
+            assert _probed(model, c, met, 8) == _probe_check({k: v for k, v in stored.items() if k != 'model'})
+            assert all(abs(here[k] - stored[k]) <= 1e-6 for k in ('s_acq', 'BI', 'OI')) and here['s_acq'] != 0

@@ -74,3 +74,25 @@ def test_unrecorded_numba_files_are_removed_before_numba_reads_them(tmp_path, ca
     err = capsys.readouterr().err; assert err.count('\n') == 1 and 'removed 2 numba cache file(s)' in err
     (tmp_path / 'numba' / 'manifest.json').write_text('{"files": {}, "sha256": "x"}')   # a damaged manifest trusts nothing
     assert _numba_verify(str(tmp_path / 'numba')) == 2 and not list(d.iterdir())
+
+
+WORKERS = ("from dataclasses import replace\n"
+           "from pavlovattn.apps.models import TrainConfig, get_models\n"
+           "if __name__ == '__main__':\n"
+           "    c = TrainConfig(task='vector', rule='delta', lr=1e-2, steps=2, batch=4, d_model=16, eval_every=2, eval_batch=8, warmup=1)\n"
+           "    get_models([replace(c, seed=s) for s in (0, 1)], progress=False, workers=2, load=False)\n")
+
+def test_kernels_compiled_by_worker_processes_are_recorded(tmp_path):
+    "Issue 50: a worker process inherits the NUMBA_CACHE_DIR the package set in its driver. It took that folder for the user's and recorded nothing, so the next process removed every kernel the workers had compiled (one line) and every pool of workers compiled them again (4-5 s a worker). Every file a worker writes is now recorded, and the next run reads the folder without a word."
+    import hashlib, json
+    (tmp_path / 'w.py').write_text(WORKERS)
+    env = {k: v for k, v in os.environ.items() if k not in ('NUMBA_CACHE_DIR', 'PAVLOVATTN_NUMBA_CACHE_DIR')}; env['PAVLOVATTN_CACHE'] = str(tmp_path / 'c')
+    r = subprocess.run([sys.executable, str(tmp_path / 'w.py')], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    d = tmp_path / 'c' / 'numba'
+    files = {os.path.relpath(p, d): hashlib.sha256(open(p, 'rb').read()).hexdigest() for p in glob.glob(f'{d}/**/*.nb[ic]', recursive=True)}
+    assert any('_rec_fwd' in f for f in files) and any('_rec_bwd' in f for f in files)   # the recurrence's kernels, compiled by the workers
+    recorded = json.loads((d / 'manifest.json').read_text())['files']
+    assert {f: recorded.get(f) for f in files} == files
+    rc, _, err = run_in(tmp_path / 'c')
+    assert rc == 0 and err == '', err

@@ -256,3 +256,17 @@ def test_a_resource_no_worker_offers_fails_in_one_line(tmp_path, client, capsys)
     while client.run_on_scheduler(left) and time.monotonic() < deadline: time.sleep(0.1)
     assert client.run_on_scheduler(left) == []                                       # cancelled: nothing left waiting on the cluster
     assert {json.loads(p.read_text())['status'] for p in entries(tmp_path / 'c')} == {'error'}   # recorded: a later run tries them again
+
+def test_a_kept_pool_serves_the_next_run(tmp_path):
+    "Issue 50: `keep=True` leaves a finished run's process pool running, and the next such run of the same size takes it (its workers have imported and compiled what the first run's tasks needed); a run without `keep` starts its own and leaves the kept one alone."
+    runs, pools = [], []
+    try:
+        for name, keep in (('a', True), ('b', True), ('c', False)):
+            (tmp_path / name).mkdir(); g = square_grid(tmp_path / name, [1, 3, 4, 5])
+            df = sw.run(g, cache=tmp_path / name / 'cache', backend='processes', workers=2, progress=False, keep=keep)
+            assert (df.status == 'ok').all() and sorted(df.square) == [1, 9, 16, 25]
+            runs.append({p for ps in marks(tmp_path / name).values() for p in ps}); pools.append(sw._KEPT.get(2))
+        kept = set(pools[0]._processes)                                    # the kept pool's worker processes (started on demand, at most 2)
+        assert len(kept) <= 2 and runs[0] <= kept and runs[1] <= kept and not runs[2] & kept
+        assert pools[0] is pools[1] is pools[2]                            # the run without keep left it alone
+    finally: sw._close_kept()

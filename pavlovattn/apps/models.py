@@ -4,7 +4,7 @@
 
 # %% ../../nbs/12_models.ipynb #438810be
 from __future__ import annotations
-import hashlib, io, json, math, os, tempfile, time
+import hashlib, importlib, io, json, math, os, tempfile, time
 from dataclasses import dataclass, asdict, field, replace
 from pathlib import Path
 import torch
@@ -377,10 +377,16 @@ def get_model(cfg:TrainConfig, device='cpu', retrain:bool=False,
 # %% ../../nbs/12_models.ipynb #3cca9590
 def _member(cache:str,          # the driver's cache folder (a worker's environment may predate the driver's setting)
             save:bool=True,     # through `get_model` (its checkpoint written) or `train` alone (nothing kept: a sweep's short run)
-            retrain:bool=False, **cfg) -> dict:
+            retrain:bool=False,
+            after:list|None=None,   # ['module:function', keywords]: function(model, config, metrics, **keywords) on a model trained here
+            **cfg) -> dict:
     "One member of `_train_all` in a worker process: whether it was trained there, its training seconds and final metric."
     old = os.environ.get('PAVLOVATTN_CACHE'); os.environ['PAVLOVATTN_CACHE'] = cache
-    try: _, m = get_model(TrainConfig(**cfg), retrain=retrain, progress=False) if save else train(TrainConfig(**cfg), progress=False)
+    try:
+        c = TrainConfig(**cfg)
+        model, m = get_model(c, retrain=retrain, progress=False) if save else train(c, progress=False)
+        if after and save and m.get('source') == 'trained':
+            mod, _, fn = after[0].partition(':'); getattr(importlib.import_module(mod), fn)(model, c, m, **after[1])
     finally:
         if old is None: del os.environ['PAVLOVATTN_CACHE']
         else: os.environ['PAVLOVATTN_CACHE'] = old
@@ -400,14 +406,14 @@ def _pool(cfgs:list, device, workers:int|None) -> int:
     if workers is None: workers = cpu_cores() if sum(c.steps for c in cfgs) >= POOL_STEPS else 1
     return max(1, min(len(cfgs), workers))
 
-def _train_all(cfgs:list, save:bool, retrain:bool, progress:bool, workers:int) -> list:
-    "`_member` of every config of `cfgs` (distinct), in `workers` processes of the sweep executor at one thread each: one result per config, in order."
+def _train_all(cfgs:list, save:bool, retrain:bool, progress:bool, workers:int, after:tuple|None=None) -> list:
+    "`_member` of every config of `cfgs` (distinct), in `workers` processes of the sweep executor at one thread each (the pool kept for the next set: its workers start, import and compile once a process): one result per config, in order."
     from pavlovattn.base.sweep import run
-    grid = dict(task='pavlovattn.apps.models:_member', fixed=dict(cache=str(root()), save=save, retrain=retrain),
+    grid = dict(task='pavlovattn.apps.models:_member', fixed=dict(cache=str(root()), save=save, retrain=retrain, after=after and [after[0], dict(after[1])]),
                 configs=[asdict(c) for c in cfgs])
     with tempfile.TemporaryDirectory(prefix='pavlovattn-train-') as d:             # the sweep's own records: not kept
-        df = run(grid, cache=d, backend='processes', workers=workers, threads=1, progress=progress)
-    if (df.status != 'ok').any(): raise RuntimeError(f"training in a worker process failed: {df.error[df.status != 'ok'].iloc[0]}")
+        df = run(grid, cache=d, backend='processes', workers=workers, threads=1, progress=progress, keep=True)   # one pool for every set of this process
+    if (df.status != 'ok').any(): raise RuntimeError(f"training{' (or what follows it)' if after else ''} in a worker process failed: {df.error[df.status != 'ok'].iloc[0]}")
     return df[['source', 'seconds', 'final_metric']].to_dict('records')
 
 def _valid(cfg:TrainConfig) -> bool:
@@ -421,12 +427,13 @@ def get_models(cfgs,                    # `TrainConfig`s (repeats are trained on
                progress:bool=True,      # the workers' bar, and `get_model`'s line per model
                workers:int|None=None,   # processes training at once (None: one per CPU core once the steps to train reach `POOL_STEPS`; 1: here, one after another)
                load:bool=True,          # False: only make sure every checkpoint exists (nothing loaded; returns None)
+               after:tuple|None=None,   # ('module:function', keywords): function(model, config, metrics, **keywords) on each model a worker process trained, in that process (a cached probe)
               ) -> list|None:           # [(model, metrics)] in the order of `cfgs`, as `get_model` gives each
     "Every model of `cfgs`: valid checkpoints loaded, the missing ones (all with `retrain`) trained at once in worker processes, each as `train` trains it alone, and saved one checkpoint each."
     cfgs = list(cfgs); uniq = list(dict.fromkeys(cfgs))
     todo = [c for c in uniq if retrain or not _valid(c)]
     n = _pool(todo, device, workers)
-    fresh = {c for c, r in zip(todo, _train_all(todo, True, retrain, progress, n)) if r['source'] == 'trained'} if n > 1 else set()
+    fresh = {c for c, r in zip(todo, _train_all(todo, True, retrain, progress, n, after)) if r['source'] == 'trained'} if n > 1 else set()
     if not load:
         for c in todo:
             if c not in fresh: get_model(c, device, retrain, progress)

@@ -332,10 +332,24 @@ def family_configs(rule:str, seeds, train_kw:dict|None=None, sweep:dict|None=Non
             retrain=retrain, **(sweep or DEFAULT['sweep']))
     return [replace(base, seed=s, lr=sw['best']) for s in seeds], sw
 
-def _prefetch(cfgs, device, retrain:bool, progress:bool):
+def _prefetch(cfgs, device, retrain:bool, progress:bool, probe:tuple|None=None):
     ("Train every missing model of a protocol at once (`get_models`), before it is "
-     "measured family by family (with `retrain`, each family trains its own).")
-    if not retrain: get_models(cfgs, device, progress=progress, load=False)
+     "measured family by family (with `retrain`, each family trains its own); `probe`: "
+     "(function, keywords) that measures and caches a model (`_probed`, `_rebind_probed`), "
+     "run on each model by the worker process that trained it, so that the models are "
+     "probed two at a time too.")
+    if not retrain: get_models(cfgs, device, progress=progress, load=False, after=probe)
+
+def _probed(model, cfg, met, n:int, device='cpu', retrain:bool=False) -> dict:
+    ("A model's probe scores (`measure_model`): read from the cache when they were "
+     "measured on this checkpoint, else measured and cached.")
+    path = entry('probes', _probe_key(cfg, n))
+    r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results',
+                  'probes') if not retrain else None
+    if r is None:
+        r = measure_model(model, n, 0, device)
+        _store(path, dict(r, model=met['sha256']))
+    return r
 
 def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu',
                    retrain:bool=False, progress:bool=True,
@@ -347,12 +361,7 @@ def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device=
     cfgs, sw = family_configs(rule, seeds, train_kw, sweep, task, device, retrain)
     per, tr = [], []
     for cfg, (model, met) in zip(cfgs, get_models(cfgs, device, retrain, progress)):
-        path, s = entry('probes', _probe_key(cfg, n)), cfg.seed
-        r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results',
-                      'probes') if not retrain else None
-        if r is None:
-            r = measure_model(model, n, 0, device)
-            _store(path, dict(r, model=met['sha256']))
+        r, s = _probed(model, cfg, met, n, device, retrain), cfg.seed
         per.append(r); tr.append(_trained(met))
         if bar is not None:
             bar.update(1)
@@ -399,7 +408,8 @@ def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:boo
                   device=device, **st['sweep'])
     _prefetch([c for r in fams
                for c in family_configs(r, st['seeds'], st['train'], st['sweep'], 'vector',
-                                       device)[0]], device, retrain, progress)
+                                       device)[0]], device, retrain, progress,
+              ('pavlovattn.apps.probes:_probed', dict(n=st['n'])))
     bar = _models_bar(len(fams) * len(st['seeds']), 'trained models', progress)
     try:
         return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain,
@@ -599,7 +609,7 @@ def run_ablation(device='cpu', retrain:bool=False, progress:bool=True, cells=Non
     kws = {(t, c, o): dict(A['train'], conv_size=c, out_norm=o) for t, c, o in cells}
     _prefetch([x for (t, c, o), kw in kws.items() for r in A['families']
                for x in family_configs(r, A['seeds'], kw, None, t, device)[0]], device,
-              retrain, progress)
+              retrain, progress, ('pavlovattn.apps.probes:_probed', dict(n=A['n'])))
     bar = _models_bar(len(cells) * len(A['families']) * len(A['seeds']),
                       'ablation models', progress)
     try:
@@ -800,25 +810,27 @@ def rebind_configs(rule:str, seeds=REBIND['seeds'], train_kw:dict|None=None) -> 
     return [TrainConfig(task=REBIND['task'], rule=rule, seed=s,
                         **(train_kw or REBIND['train'])) for s in seeds]
 
+def _rebind_probed(model, cfg, met, n:int, device='cpu', retrain:bool=False) -> dict:
+    ("A repeated-key model's scores (`measure_rebind`): read from the cache when they "
+     "were measured on this checkpoint, else measured and cached.")
+    proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
+    path = entry('rebind-probes', f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
+    r = read_json(path, _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])),
+                  'repeated-key probe results', 'rebind-probes') if not retrain else None
+    if r is None:
+        r = measure_rebind(model, n, 0, device)
+        _store(path, dict(r, model=met['sha256']), 'rebind-probes')
+    return r
+
 def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'],
                           device='cpu', retrain:bool=False, progress:bool=True,
                           train_kw:dict|None=None) -> dict:
     ("Train/load one repeated-key model per seed of `rule` (the missing ones at once, "
      "`get_models`) and measure it (probe results cached beside the checkpoint).")
     cfgs = rebind_configs(rule, seeds, train_kw)
-    proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
     per, tr = [], []
     for cfg, (model, met) in zip(cfgs, get_models(cfgs, device, retrain, progress)):
-        path = entry('rebind-probes',
-                     f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
-        r = read_json(path,
-                      _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])),
-                      'repeated-key probe results',
-                      'rebind-probes') if not retrain else None
-        if r is None:
-            r = measure_rebind(model, n, 0, device)
-            _store(path, dict(r, model=met['sha256']), 'rebind-probes')
-        per.append(r); tr.append(_trained(met))
+        per.append(_rebind_probed(model, cfg, met, n, device, retrain)); tr.append(_trained(met))
     return dict(rule=rule, seeds=list(seeds), per_seed=per, train=tr)
 
 # %% ../../nbs/13_trained_probes.ipynb #a3662651
@@ -900,7 +912,8 @@ def _claim_trained_repeated_key(full=False, device='cpu'):
         _prefetch([c for r in REBIND['families']
                    for c in rebind_configs(r, kw.get('seeds', REBIND['seeds']),
                                            kw.get('train_kw'))], device, retrain,
-                  claim_progress())
+                  claim_progress(), ('pavlovattn.apps.probes:_rebind_probed',
+                                     dict(n=kw.get('n', REBIND['n']))))
         _REB[k] = {r: summarize_rebind(measure_rebind_family(r, device=device,
                 retrain=retrain, progress=claim_progress(), **kw))
                    for r in REBIND['families']}

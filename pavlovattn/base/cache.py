@@ -54,11 +54,13 @@ def root(*parts:str) -> Path:
     return base.joinpath(*parts)
 
 # %% ../../nbs/00e_cache.ipynb #c0a1000b
+_NUMBA_OURS = 'PAVLOVATTN_NUMBA_CACHE_DIR'   # set beside NUMBA_CACHE_DIR when the package chose the folder
+
 def numba_cache() -> str:
     "Point numba's cache of compiled kernels at `root('numba')` unless the user chose a folder (`NUMBA_CACHE_DIR`); the folder numba uses."
     own = os.environ.get('NUMBA_CACHE_DIR', '').strip()
-    if own: return own
-    d = str(root('numba')); os.environ['NUMBA_CACHE_DIR'] = d
+    if own and own != os.environ.get(_NUMBA_OURS): return own  # the user's folder (one this package set, inherited by a worker, is its own)
+    d = own or str(root('numba')); os.environ['NUMBA_CACHE_DIR'] = os.environ[_NUMBA_OURS] = d
     if (nb := sys.modules.get('numba')) is not None: nb.config.CACHE_DIR = d   # imported first: its config has read the environment already
     if d not in _NUMBA_SEEN:                                   # once per process: before numba reads a file, and a record at exit
         _NUMBA_SEEN.add(d); _numba_verify(d); _numba_hook()

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/17_sweep.ipynb #ea4c86cf
 from __future__ import annotations
-import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
+import atexit, concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
 from collections import deque
 from pathlib import Path
 from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
@@ -313,15 +313,20 @@ class _InProcess:
         f = concurrent.futures.Future(); f.set_result(execute(spec, self.threads)); return f
     def recover(self, f, exc): return False
     def refuse(self, spec): return None
-    def close(self): pass
+    def close(self, done:bool=False): pass
 
 
 # %% ../../nbs/17_sweep.ipynb #369b601b
+_KEPT: dict = {}   # {workers: pool} left running by `run(..., keep=True)` for the next run of this process
+
 class _Processes:
-    "A pool of local worker processes (forked from a server that has imported torch and this module, never from the driver); a pool broken by a killed worker is started again."
+    "A pool of local worker processes (forked from a server that has imported torch and this module, never from the driver); a pool broken by a killed worker is started again. With `keep`: the pool the last such run of this size left running, if any, and left running in turn after a run that finished."
     dashboard = None
-    def __init__(self, workers, threads):
-        self.n, self.threads, self.gen = workers or os.cpu_count() or 1, threads, 0; self._start()
+    def __init__(self, workers, threads, keep=False):
+        self.n, self.threads, self.gen, self.keep = workers or os.cpu_count() or 1, threads, 0, keep
+        kept = _KEPT.pop(self.n, None) if keep else None              # its workers have imported and compiled what earlier tasks needed
+        if kept is not None: self.pool = kept
+        else: self._start()
     def _start(self):
         import multiprocessing as mp
         ctx = mp.get_context('forkserver'); ctx.set_forkserver_preload(['torch', 'pavlovattn.base.sweep'])   # imported once, by the server
@@ -338,7 +343,15 @@ class _Processes:
         if f.gen == self.gen: self._restart()
         return True
     def refuse(self, spec): return None
-    def close(self): self.pool.shutdown(wait=False, cancel_futures=True)
+    def close(self, done:bool=False):
+        if self.keep and done and self.n not in _KEPT: _KEPT[self.n] = self.pool; return   # a finished run: nothing in flight
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+@atexit.register
+def _close_kept():
+    "The kept pools' workers stop with this process (they would anyway: `_die_with`)."
+    for p in _KEPT.values(): p.shutdown(wait=False, cancel_futures=True)
+    _KEPT.clear()
 
 
 # %% ../../nbs/17_sweep.ipynb #c37a2ea2
@@ -383,7 +396,7 @@ class _Dask:
         return self.client.submit(_remote(), spec, self.threads, pure=False, resources={'GPU': 1} if spec['gpu'] else None,
                                   key=f"{spec['task'].replace(':', '.')}-{spec['key']}-{os.urandom(4).hex()}")
     def recover(self, f, exc): return False          # Dask has already run it elsewhere `allowed-failures` times
-    def close(self):
+    def close(self, done:bool=False):
         for o in self.own:
             with contextlib.suppress(Exception): o.close()
 
@@ -402,9 +415,9 @@ def _die_with(driver:int, every:float=0.5):
             except (ProcessLookupError, PermissionError): os._exit(3)  # gone (or its number taken by another user's process)
     threading.Thread(target=watch, daemon=True, name='pavlovattn-die-with-driver').start()
 
-def _executor(backend, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT):
+def _executor(backend, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT, keep=False):
     if backend == 'inprocess': return _InProcess(threads)
-    if backend == 'processes': return _Processes(workers, threads)
+    if backend == 'processes': return _Processes(workers, threads, keep)
     return _Dask(scheduler, workers, threads, gpu, wait)
 
 # %% ../../nbs/17_sweep.ipynb #79fa453f
@@ -513,6 +526,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
         progress:bool=True,        # a progress bar on stderr; estimated over `say_from` seconds, the estimate first (`say_estimate`)
         say_from:float=10,         # seconds above which it says its estimate (the command line's, as `run`'s)
         resource_wait:float=RESOURCE_WAIT,  # dask: seconds GPU tasks wait for a worker offering GPU before each fails in one line
+        keep:bool=False,           # processes: take the pool an earlier run of this process left running, and leave it running when done (no start-up: its workers have imported and compiled)
        ):                          # the tidy table (pandas), its counts in `.attrs['summary']`
     "Run every task of `grid` that the cache lacks, on `backend`, and return the table of all of them; finished tasks are read, never run again."
     ts = [t for g in (grid if isinstance(grid, list) else [grid]) for t in tasks(g if isinstance(g, dict) else load_grid(g))]
@@ -524,7 +538,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     for t in ts:                                                                  # an error entry found here runs again
         if (e := s.start.get(t['key'])) is not None and e['status'] == 'ok': s.record(e, 'cached')
         else: s.todo.append(t)
-    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait) if s.todo else None
+    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait, keep) if s.todo else None
     dash = getattr(ex, 'dashboard', None)
     if dash and progress: note(f'pavlovattn sweep: Dask dashboard {dash}')
     if progress: say_estimate(s.todo, say_from)
@@ -543,7 +557,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
         for f, (t, fd, _) in s.inflight.items():
             with contextlib.suppress(Exception): f.cancel()
             store.unlock(fd)
-        if ex is not None: ex.close()
+        if ex is not None: ex.close(status == 'done')
         if bar is not None: bar.close()
         store.log(event=status, sweep=s.sid, **s.n, seconds=round(time.time() - t0, 3))
     df = table(ts, s.entries)
