@@ -51,3 +51,14 @@ def test_models_are_probed_by_the_workers_that_trained_them(tmp_path):
             here = measure_model(model, 8)
             assert _probed(model, c, met, 8) == _probe_check({k: v for k, v in stored.items() if k != 'model'})
             assert all(abs(here[k] - stored[k]) <= 1e-6 for k in ('s_acq', 'BI', 'OI')) and here['s_acq'] != 0
+
+def test_the_costliest_members_start_first_and_results_come_back_in_order(tmp_path):
+    "`_train_all` submits the members costliest first (`_cost`: a set's last members are short, so its workers end together) and returns each member's result at its own place: here the cheap one is given first."
+    from pavlovattn.apps.models import _train_all, _cost
+    cfgs = [replace(QUICK, seed=3, steps=3, eval_every=3), replace(QUICK, seed=4, steps=9, rule='kalman', eval_every=9)]
+    assert _cost(cfgs[1]) > 3 * _cost(cfgs[0])                                  # a reference-loop family, three times the steps
+    with mock.patch.dict(os.environ, PAVLOVATTN_CACHE=str(tmp_path)):
+        got = _train_all(cfgs, False, False, False, 2)
+    for c, r in zip(cfgs, got):
+        _, m = train(c, progress=False)
+        assert r['source'] == 'trained' and r['final_metric'] == m['final_metric']

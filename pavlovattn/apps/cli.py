@@ -424,7 +424,7 @@ def _refuse_nonfinite(where, x, a):
 # %% ../../nbs/10_cli.ipynb #f840ea28
 def _reproduce_args(p):
     p.add_argument('--only', nargs='+', action='extend', metavar='ID', help='run only these claim ids, separated by spaces (any tier; --only A --only B runs both)')
-    p.add_argument('--trained', action='store_true', help='also the trained-model claims (233 small models from an empty cache: about 23 min on 2 idle CPU cores)')
+    p.add_argument('--trained', action='store_true', help='also the trained-model claims (233 small models from an empty cache: about 16 min on 2 idle CPU cores)')
     p.add_argument('--full', action='store_true', help='every claim, trained ones included, at the large (GPU-sized) settings')
     p.add_argument('--device', default='cpu', help='torch device (cpu, cuda, ...)')
     p.add_argument('--json', metavar='PATH', help="also write the report to PATH as JSON, {provenance, rows}, rewritten after every claim (rows not yet run say 'not run')")
@@ -516,7 +516,7 @@ def _costs() -> dict:
 
 # What the trained-model claims cost (not in the costs file): the release cache's training as benchmarks/trained_tier_times.json
 # records it (tools/cache_times.py) for an idle run from an empty cache (tools/time_reproduce.py --tier trained). Cached, they take minutes.
-TRAINED_COST = ('233 small models and 25 learning-rate sweeps from an empty cache, one worker process per CPU core: about 23 min '
+TRAINED_COST = ('233 small models and 25 learning-rate sweeps from an empty cache, one worker process per CPU core: about 16 min '
                 'wall clock for every claim on 2 idle CPU cores (a fresh clone, 7 December 2026); minutes once cached')
 
 # %% ../../nbs/10_cli.ipynb #129fe584

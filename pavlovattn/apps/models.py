@@ -406,15 +406,23 @@ def _pool(cfgs:list, device, workers:int|None) -> int:
     if workers is None: workers = cpu_cores() if sum(c.steps for c in cfgs) >= POOL_STEPS else 1
     return max(1, min(len(cfgs), workers))
 
+def _cost(c:TrainConfig) -> float:
+    "A member's training cost, relative: steps x sequences x tokens x width² x layers, three times that for a family that trains through its reference loop (a step of Python per token)."
+    return c.steps * c.batch * TASKS[c.task].seq_len * c.d_model ** 2 * c.n_layers * (3 if family(c.rule).loop == 'reference' else 1)
+
 def _train_all(cfgs:list, save:bool, retrain:bool, progress:bool, workers:int, after:tuple|None=None) -> list:
-    "`_member` of every config of `cfgs` (distinct), in `workers` processes of the sweep executor at one thread each (the pool kept for the next set: its workers start, import and compile once a process): one result per config, in order."
+    "`_member` of every config of `cfgs` (distinct), in `workers` processes of the sweep executor at one thread each (the pool kept for the next set: its workers start, import and compile once a process), the costliest first (`_cost`: the last to start are short, so the workers end together): one result per config, in order."
     from pavlovattn.base.sweep import run
+    order = sorted(range(len(cfgs)), key=lambda i: -_cost(cfgs[i]))             # stable: equal costs keep their order
     grid = dict(task='pavlovattn.apps.models:_member', fixed=dict(cache=str(root()), save=save, retrain=retrain, after=after and [after[0], dict(after[1])]),
-                configs=[asdict(c) for c in cfgs])
+                configs=[asdict(cfgs[i]) for i in order])
     with tempfile.TemporaryDirectory(prefix='pavlovattn-train-') as d:             # the sweep's own records: not kept
         df = run(grid, cache=d, backend='processes', workers=workers, threads=1, progress=progress, keep=True)   # one pool for every set of this process
     if (df.status != 'ok').any(): raise RuntimeError(f"training{' (or what follows it)' if after else ''} in a worker process failed: {df.error[df.status != 'ok'].iloc[0]}")
-    return df[['source', 'seconds', 'final_metric']].to_dict('records')
+    got = df[['source', 'seconds', 'final_metric']].to_dict('records')
+    out = [None] * len(cfgs)
+    for i, r in zip(order, got): out[i] = r
+    return out
 
 def _valid(cfg:TrainConfig) -> bool:
     "Whether `cfg` has a checkpoint that loads (current version, its key, its hash)."
