@@ -270,3 +270,22 @@ def test_a_kept_pool_serves_the_next_run(tmp_path):
         assert len(kept) <= 2 and runs[0] <= kept and runs[1] <= kept and not runs[2] & kept
         assert pools[0] is pools[1] is pools[2]                            # the run without keep left it alone
     finally: sw._close_kept()
+
+KEEPER = textwrap.dedent('''
+    import multiprocessing as mp, sys
+    def child(grid, cache):
+        from pavlovattn.base import sweep as sw
+        sw.run(grid, cache=cache, backend='processes', workers=2, progress=False, keep=True)   # leaves its pool running
+    if __name__ == '__main__':
+        import json; grid, cache = json.loads(sys.argv[1]), sys.argv[2]
+        p = mp.get_context('spawn').Process(target=child, args=(grid, cache)); p.start(); p.join(90)
+        print('exited' if p.exitcode == 0 else f'still running' if p.exitcode is None else f'exit {p.exitcode}')
+        if p.exitcode is None: p.kill()
+''')
+
+def test_a_worker_process_with_a_kept_pool_exits(tmp_path):
+    "A process that is itself a multiprocessing worker (a notebook runner's, say) waits for its child processes before it exits, and a kept pool's workers wait for work: it hung there (make test's notebook runner never finished). The kept pools are shut down first, so it exits."
+    (tmp_path / 'keeper.py').write_text(KEEPER)
+    g = square_grid(tmp_path, [1, 2])
+    r = subprocess.run([sys.executable, str(tmp_path / 'keeper.py'), json.dumps(g), str(tmp_path / 'cache')], capture_output=True, text=True, timeout=110, cwd=tmp_path)
+    assert r.stdout.strip() == 'exited', r.stdout + r.stderr[-2000:]
