@@ -347,10 +347,10 @@ class _Processes:
         if self.keep and done and self.n not in _KEPT: _KEPT[self.n] = self.pool; return   # a finished run: nothing in flight
         self.pool.shutdown(wait=False, cancel_futures=True)
 
-def _close_kept():
+def _close_kept(kept=_KEPT):   # the dict itself: at exit a notebook's namespace may be gone
     "Stop the kept pools' workers: at the end of this process, before multiprocessing waits for its child processes (a process that is itself a worker, such as a notebook runner's, waits for every child before it exits, and a kept pool's workers wait for work: without this it never exits)."
-    for p in _KEPT.values(): p.shutdown(wait=True, cancel_futures=True)
-    _KEPT.clear()
+    for p in kept.values(): p.shutdown(wait=True, cancel_futures=True)
+    kept.clear()
 
 import multiprocessing.util
 multiprocessing.util.Finalize(None, _close_kept, exitpriority=100)   # run by multiprocessing's exit function before it joins the children, in a worker process too
