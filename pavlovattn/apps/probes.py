@@ -340,16 +340,19 @@ def _prefetch(cfgs, device, retrain:bool, progress:bool, probe:tuple|None=None):
      "probed two at a time too.")
     if not retrain: get_models(cfgs, device, progress=progress, load=False, after=probe)
 
-def _probed(model, cfg, met, n:int, device='cpu', retrain:bool=False) -> dict:
-    ("A model's probe scores (`measure_model`): read from the cache when they were "
-     "measured on this checkpoint, else measured and cached.")
-    path = entry('probes', _probe_key(cfg, n))
-    r = read_json(path, _measured_on(met['sha256'], _probe_check), 'probe results',
-                  'probes') if not retrain else None
+def _scores(kind:str, path, check, what:str, measure, met:dict, retrain:bool) -> dict:
+    ("A model's cached scores of `kind` at `path`: read (and checked) when they were "
+     "measured on this checkpoint (`met`'s hash), else `measure()`d and cached.")
+    r = read_json(path, _measured_on(met['sha256'], check), what, kind) if not retrain else None
     if r is None:
-        r = measure_model(model, n, 0, device)
-        _store(path, dict(r, model=met['sha256']))
+        r = measure()
+        _store(path, dict(r, model=met['sha256']), kind)
     return r
+
+def _probed(model, cfg, met, n:int, device='cpu', retrain:bool=False) -> dict:
+    "A model's probe scores (`measure_model`), cached beside its checkpoint (`_scores`)."
+    return _scores('probes', entry('probes', _probe_key(cfg, n)), _probe_check, 'probe results',
+                   lambda: measure_model(model, n, 0, device), met, retrain)
 
 def measure_family(rule:str, seeds=DEFAULT['seeds'], n:int=DEFAULT['n'], device='cpu',
                    retrain:bool=False, progress:bool=True,
@@ -811,16 +814,11 @@ def rebind_configs(rule:str, seeds=REBIND['seeds'], train_kw:dict|None=None) -> 
                         **(train_kw or REBIND['train'])) for s in seeds]
 
 def _rebind_probed(model, cfg, met, n:int, device='cpu', retrain:bool=False) -> dict:
-    ("A repeated-key model's scores (`measure_rebind`): read from the cache when they "
-     "were measured on this checkpoint, else measured and cached.")
+    "A repeated-key model's scores (`measure_rebind`), cached beside its checkpoint (`_scores`)."
     proto = json.dumps([REBIND['pairs'], REBIND['conditions'], n], sort_keys=True)
     path = entry('rebind-probes', f'{cfg.key()}-' + hashlib.sha1(proto.encode()).hexdigest()[:10])
-    r = read_json(path, _measured_on(met['sha256'], _rebind_check(REBIND['conditions'])),
-                  'repeated-key probe results', 'rebind-probes') if not retrain else None
-    if r is None:
-        r = measure_rebind(model, n, 0, device)
-        _store(path, dict(r, model=met['sha256']), 'rebind-probes')
-    return r
+    return _scores('rebind-probes', path, _rebind_check(REBIND['conditions']), 'repeated-key probe results',
+                   lambda: measure_rebind(model, n, 0, device), met, retrain)
 
 def measure_rebind_family(rule:str, seeds=REBIND['seeds'], n:int=REBIND['n'],
                           device='cpu', retrain:bool=False, progress:bool=True,

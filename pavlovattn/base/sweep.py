@@ -4,7 +4,7 @@
 
 # %% ../../nbs/17_sweep.ipynb #ea4c86cf
 from __future__ import annotations
-import atexit, concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
+import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
 from collections import deque
 from pathlib import Path
 from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
@@ -353,8 +353,7 @@ def _close_kept(kept=_KEPT):   # the dict itself: at exit a notebook's namespace
     kept.clear()
 
 import multiprocessing.util
-multiprocessing.util.Finalize(None, _close_kept, exitpriority=100)   # run by multiprocessing's exit function before it joins the children, in a worker process too
-atexit.register(_close_kept)
+multiprocessing.util.Finalize(None, _close_kept, exitpriority=100)   # run by multiprocessing's exit function (at exit, in any process) before it joins the children
 
 
 # %% ../../nbs/17_sweep.ipynb #c37a2ea2
