@@ -257,3 +257,37 @@ def test_the_timing_records_say_seconds_rounded_once():
     try: import time_reproduce as tr
     finally: sys.path.pop(0)
     assert [tr.clock(s) for s in (42.4, 119.4, 119.6, 1399.2, 1439.6)] == ['42 s', '119 s', '2 min 00 s', '23 min 19 s', '24 min 00 s']
+
+def test_the_first_trained_protocol_is_trained_ahead_only_where_cores_would_idle():
+    "Issue 50: `reproduce` trains the first trained claim's models in a thread while the claims before it run (`cli._ahead`), only where that uses idle cores: the claim comes after claims that train nothing, on the CPU, its models not retrained, not --full."
+    from types import SimpleNamespace as NS
+    from pavlovattn.apps.cli import _ahead, _trains, AHEAD
+    from pavlovattn.base.registry import load_claims
+    claims = load_claims(); assert _trains(claims[AHEAD])
+    first = next(i for i in claims if not _trains(claims[i])); other = next(i for i in claims if _trains(claims[i]) and i != AHEAD)
+    arg = lambda **k: NS(**{**dict(full=False, retrain=False, device='cpu'), **k})
+    for ids, a in (([AHEAD], arg()), ([other, first, AHEAD], arg()), ([first, AHEAD], arg(retrain=True)), ([first, AHEAD], arg(full=True)),
+                   ([first, AHEAD], arg(device='cuda')), ([first, other], arg())):
+        assert _ahead(claims, ids, a) is None, ids
+
+@pytest.mark.slow   # about 40 s: 12 models and 4 sweeps at the quick size
+def test_the_first_trained_protocol_trained_ahead_is_what_its_claim_loads(tmp_path):
+    "With a claim that trains nothing before it, `trained-cue-competition` finds every model trained (and probed) by the thread that ran beside that claim: it loads them all and trains none; the row is the claim's."
+    import os
+    env = {**os.environ, 'PAVLOVATTN_CACHE': str(tmp_path / 'c'), 'PAVLOVATTN_TRAINED_SIZE': 'quick'}
+    r = subprocess.run([sys.executable, '-m', 'pavlovattn.apps.cli', 'reproduce', '--only', 'designs-rw-reference', 'trained-cue-competition',
+                        '--json', str(tmp_path / 'r.json')], capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stderr.count('loaded from') == 12 and 'trained at once' not in r.stderr and 'ahead failed' not in r.stderr, r.stderr[-3000:]
+    row = {x['id']: x for x in _rows(tmp_path / 'r.json')}['trained-cue-competition']
+    assert row['measured'].startswith('[quick check') and row['check'] in ('pass', 'fail')
+
+def test_the_workers_niceness_is_read_from_the_environment(monkeypatch):
+    "`models.worker_nice`: PAVLOVATTN_WORKER_NICE as a whole number 0-19 (unset or empty: 0); anything else refused in one line naming the variable."
+    from pavlovattn.apps.models import worker_nice
+    for v, want in (('', 0), ('0', 0), (' 10 ', 10), ('19', 19)):
+        monkeypatch.setenv('PAVLOVATTN_WORKER_NICE', v); assert worker_nice() == want
+    monkeypatch.delenv('PAVLOVATTN_WORKER_NICE'); assert worker_nice() == 0
+    for v in ('20', '-1', 'x', '2.5'):
+        monkeypatch.setenv('PAVLOVATTN_WORKER_NICE', v)
+        with pytest.raises(ValueError, match="PAVLOVATTN_WORKER_NICE must be a whole number from 0 to 19; got"): worker_nice()

@@ -265,10 +265,26 @@ def test_a_kept_pool_serves_the_next_run(tmp_path):
             (tmp_path / name).mkdir(); g = square_grid(tmp_path / name, [1, 3, 4, 5])
             df = sw.run(g, cache=tmp_path / name / 'cache', backend='processes', workers=2, progress=False, keep=keep)
             assert (df.status == 'ok').all() and sorted(df.square) == [1, 9, 16, 25]
-            runs.append({p for ps in marks(tmp_path / name).values() for p in ps}); pools.append(sw._KEPT.get(2))
+            runs.append({p for ps in marks(tmp_path / name).values() for p in ps}); pools.append(sw._KEPT.get((2, 0)))
         kept = set(pools[0]._processes)                                    # the kept pool's worker processes (started on demand, at most 2)
         assert len(kept) <= 2 and runs[0] <= kept and runs[1] <= kept and not runs[2] & kept
         assert pools[0] is pools[1] is pools[2]                            # the run without keep left it alone
+    finally: sw._close_kept()
+
+def test_a_niced_pool_runs_below_the_driver(tmp_path):
+    "Issue 50: `nice=10` starts workers whose niceness is the driver's plus 10 (at most 19), kept apart from the pools of another niceness; a niceness outside 0-19 is refused before anything runs."
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        (tmp_path / 'a').mkdir(); g = square_grid(tmp_path / 'a', [1, 2, 3, 4])
+        df = sw.run(g, cache=tmp_path / 'a' / 'cache', backend='processes', workers=2, progress=False, keep=True, nice=10)
+        assert (df.status == 'ok').all()
+        pids = {p for ps in marks(tmp_path / 'a').values() for p in ps}
+        assert pids and {os.getpriority(os.PRIO_PROCESS, p) for p in pids} == {min(19, base + 10)}
+        assert (2, 10) in sw._KEPT and (2, 0) not in sw._KEPT
+        for bad in (-1, 20, 2.5, True):
+            with pytest.raises(ValueError, match='nice must be a whole number from 0 to 19'):
+                sw.run(g, cache=tmp_path / 'b', backend='processes', workers=2, progress=False, nice=bad)
+        assert not (tmp_path / 'b').exists()
     finally: sw._close_kept()
 
 KEEPER = textwrap.dedent('''

@@ -8,8 +8,8 @@ import argparse, contextlib, importlib, io, json, math, os, re, sys, warnings
 from .. import __version__
 
 # %% auto #0
-__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'LONG_RUN_S', 'SAY_FROM_S', 'TRAINED_COST', 'CEILINGS', 'MAX_BATTERY_SUBJECTS',
-           'MAX_PROBE_N', 'UsageError', 'subcommand', 'main']
+__all__ = ['SUBCOMMANDS', 'FORMATS', 'DTYPES', 'LONG_RUN_S', 'SAY_FROM_S', 'TRAINED_COST', 'AHEAD', 'CEILINGS',
+           'MAX_BATTERY_SUBJECTS', 'MAX_PROBE_N', 'UsageError', 'subcommand', 'main']
 
 # %% ../../nbs/10_cli.ipynb #55e9a38a
 class UsageError(Exception):
@@ -551,8 +551,31 @@ def _rewritable(path) -> bool:
     except OSError: return False
 
 # %% ../../nbs/10_cli.ipynb #85d0663c
+AHEAD = 'trained-cue-competition'   # the first trained claim: `probes.train_ahead` trains its models while the claims before it run
+
+def _ahead(claims, ids, a):
+    "A thread training `AHEAD`'s models (`probes.train_ahead`) while the claims before it run, where that uses idle cores: it comes after claims that train nothing, on the CPU, its models not retrained, at the CPU sizes; else None. Its error, if any, in `.err`. The training workers of the whole run then start 10 lower in priority (`models.worker_nice`, unless `PAVLOVATTN_WORKER_NICE` is set): they take the CPU those claims leave idle, not theirs (at the same priority both slowed, and the run took as long as without)."
+    if AHEAD not in ids or a.full or a.retrain or str(a.device) != 'cpu': return None
+    before = ids[:ids.index(AHEAD)]
+    if not before or any(_trains(claims[i]) for i in before): return None
+    import threading
+    os.environ.setdefault('PAVLOVATTN_WORKER_NICE', '10')
+    t = threading.Thread(target=lambda: _catch(t, _mod('apps.probes').train_ahead, a.device), name='pavlovattn-train-ahead', daemon=True)
+    t.err = None; t.start(); return t
+
+def _catch(t, fn, *args):
+    try: fn(*args)
+    except Exception as e: t.err = e                                      # said when the claim is reached; the claim trains what is missing
+
+def _join(t):
+    "Wait for the thread of `_ahead` (in half seconds: Ctrl-C still stops the run); one line on stderr if it failed."
+    while t.is_alive(): t.join(0.5)
+    if t.err is not None:
+        print(f"pavlovattn reproduce: training the models of {AHEAD} ahead failed ({type(t.err).__name__}: {str(t.err).splitlines()[0] if str(t.err) else ''}); "
+              'the claim trains what is missing', file=sys.stderr, flush=True)
+
 def _run_incrementally(reg, claims, ids, a):
-    "Run `ids` one by one; a bar weighted by each claim's measured cost gives the ETA; `--json` is rewritten after each. (rows, ok, exit status if stopped)."
+    "Run `ids` one by one; a bar weighted by each claim's measured cost gives the ETA; `--json` is rewritten after each. (rows, ok, exit status if stopped). The models of the first trained claim are trained meanwhile where cores are idle (`_ahead`)."
     sec = _costs()['seconds']; mean = sum(sec.values()) / len(sec) if sec else 1.0
     w = {i: max(sec.get(i, mean), 0.05) for i in ids}
     incremental = bool(a.json) and _rewritable(a.json)
@@ -570,7 +593,9 @@ def _run_incrementally(reg, claims, ids, a):
     try:
         with _mod('base.cache')._terminate_as_exit():                          # SIGTERM: the report so far stays, marked partial
             if main: signal.signal(signal.SIGTERM, stop)
+            ahead = _ahead(claims, ids, a)
             for n, i in enumerate(ids):
+                if ahead is not None and _trains(claims[i]): _join(ahead); ahead = None
                 if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]], provenance=getattr(a, 'provenance', None))
                 bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
                 r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False, claim_output=not a.quiet)   # its own bar: ours

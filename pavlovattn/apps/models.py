@@ -19,8 +19,8 @@ from ..base.cache import (CacheError, KINDS, atomic_write, code_kind, code_versi
 
 # %% auto #0
 __all__ = ['TASKS', 'POOL_STEPS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'train',
-           'checkpoint_path', 'save_checkpoint', 'load_checkpoint', 'get_model', 'cpu_cores', 'get_models', 'lr_sweeps',
-           'lr_sweep', 'trained_family', 'train_task']
+           'checkpoint_path', 'save_checkpoint', 'load_checkpoint', 'get_model', 'cpu_cores', 'worker_nice',
+           'get_models', 'lr_sweeps', 'lr_sweep', 'trained_family', 'train_task']
 
 # %% ../../nbs/12_models.ipynb #e58a2bda
 def _power_slots(n_slots:int, n:int, alpha:float, gen, batch:int=1) -> torch.Tensor:
@@ -400,6 +400,12 @@ def cpu_cores() -> int:
 POOL_STEPS = 600   # training steps (summed over the members to train) from which worker processes pay for their start (a pool
                    # starts in 3-8 s; a protocol model's 600 steps take 15-25 s on one core)
 
+def worker_nice() -> int:
+    "How much lower than this process the training workers run (their niceness above it): `PAVLOVATTN_WORKER_NICE` (0-19; default 0). `reproduce` sets 10 when it trains models ahead of the claims that ask for them, so that they take only the CPU those claims leave idle."
+    s = os.environ.get('PAVLOVATTN_WORKER_NICE', '').strip() or '0'
+    if not s.isdigit() or int(s) > 19: raise ValueError(f'PAVLOVATTN_WORKER_NICE must be a whole number from 0 to 19; got {s!r}')
+    return int(s)
+
 def _pool(cfgs:list, device, workers:int|None) -> int:
     "How many processes train `cfgs`: `workers` (None: one per CPU core once their steps reach `POOL_STEPS`, else 1), at most one per member; 1 (here) off the CPU."
     if str(device) != 'cpu' or not cfgs: return 1
@@ -417,7 +423,7 @@ def _train_all(cfgs:list, save:bool, retrain:bool, progress:bool, workers:int, a
     grid = dict(task='pavlovattn.apps.models:_member', fixed=dict(cache=str(root()), save=save, retrain=retrain, after=after and [after[0], dict(after[1])]),
                 configs=[asdict(cfgs[i]) for i in order])
     with tempfile.TemporaryDirectory(prefix='pavlovattn-train-') as d:             # the sweep's own records: not kept
-        df = run(grid, cache=d, backend='processes', workers=workers, threads=1, progress=progress, keep=True)   # one pool for every set of this process
+        df = run(grid, cache=d, backend='processes', workers=workers, threads=1, progress=progress, keep=True, nice=worker_nice())   # one pool for every set of this process
     if (df.status != 'ok').any(): raise RuntimeError(f"training{' (or what follows it)' if after else ''} in a worker process failed: {df.error[df.status != 'ok'].iloc[0]}")
     got = df[['source', 'seconds', 'final_metric']].to_dict('records')
     out = [None] * len(cfgs)

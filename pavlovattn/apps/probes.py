@@ -23,7 +23,7 @@ from ..base.cache import (CacheError, code_kind, entry, legacy_json, migrator,
 __all__ = ['DESIGNS', 'INTERVALS', 'PROBE_LEN', 'TESTED', 'TESTED_FULL', 'DEFAULT', 'FULL', 'QUICK', 'SIZES', 'LEARNED_R2',
            'PAPER_SIDES', 'ABLATION', 'MARGIN_FRAC', 'POWER', 'REBIND', 'compile_design', 'probe_scores', 'read_gates',
            't_cdf', 't_ppf', 'seed_stats', 'holm', 'trained_size', 'measure_model', 'family_configs', 'measure_family',
-           'family_stats', 'run_families', 'cue_competition_verdict', 'recovery_verdict', 'diff_stats',
+           'family_stats', 'train_ahead', 'run_families', 'cue_competition_verdict', 'recovery_verdict', 'diff_stats',
            'equivalence_power', 'dissociation_verdict', 'run_ablation', 'without_conv_verdict', 'layer_writes',
            'read_writes', 'compile_rebind', 'rebind_scores', 'measure_rebind', 'rebind_configs',
            'measure_rebind_family', 'summarize_rebind', 'rebind_verdict']
@@ -401,11 +401,9 @@ def _models_bar(total:int, desc:str, progress:bool):
     except ImportError: return None
     return tqdm(total=total, desc=desc, unit='model')
 
-def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True,
-                 families=None) -> dict:
-    ("`family_stats(measure_family(...))` for every family of the (default or full) set; "
-     "with `progress`, a bar over the models (ETA) above each model's bar of steps.")
-    st = _settings(full); fams = families or st['families']
+def _train_families(st:dict, fams, device, retrain:bool, progress:bool):
+    ("The learning-rate sweeps of `fams` at settings `st`, all at once, then every missing "
+     "model at once, each probed by the worker process that trained it.")
     if not retrain and 'lr' not in st['train']:
         lr_sweeps([TrainConfig(task='vector', rule=r, **st['train']) for r in fams],
                   device=device, **st['sweep'])
@@ -413,6 +411,20 @@ def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:boo
                for c in family_configs(r, st['seeds'], st['train'], st['sweep'], 'vector',
                                        device)[0]], device, retrain, progress,
               ('pavlovattn.apps.probes:_probed', dict(n=st['n'])))
+
+def train_ahead(device='cpu'):
+    ("The first trained protocol's models (the default set: its sweeps, then its models, "
+     "each probed), trained before its claims ask for them: `reproduce` runs this in a "
+     "thread while the claims that train nothing run, so that its worker processes use "
+     "the cores those claims leave idle.")
+    st = _settings(False); _train_families(st, st['families'], device, False, False)
+
+def run_families(full:bool=False, device='cpu', retrain:bool=False, progress:bool=True,
+                 families=None) -> dict:
+    ("`family_stats(measure_family(...))` for every family of the (default or full) set; "
+     "with `progress`, a bar over the models (ETA) above each model's bar of steps.")
+    st = _settings(full); fams = families or st['families']
+    _train_families(st, fams, device, retrain, progress)
     bar = _models_bar(len(fams) * len(st['seeds']), 'trained models', progress)
     try:
         return {r: family_stats(measure_family(r, st['seeds'], st['n'], device, retrain,

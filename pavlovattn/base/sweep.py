@@ -317,20 +317,20 @@ class _InProcess:
 
 
 # %% ../../nbs/17_sweep.ipynb #369b601b
-_KEPT: dict = {}   # {workers: pool} left running by `run(..., keep=True)` for the next run of this process
+_KEPT: dict = {}   # {(workers, nice): pool} left running by `run(..., keep=True)` for the next run of this process
 
 class _Processes:
-    "A pool of local worker processes (forked from a server that has imported torch and this module, never from the driver); a pool broken by a killed worker is started again. With `keep`: the pool the last such run of this size left running, if any, and left running in turn after a run that finished."
+    "A pool of local worker processes (forked from a server that has imported torch and this module, never from the driver); a pool broken by a killed worker is started again. With `keep`: the pool the last such run of this size (and niceness) left running, if any, and left running in turn after a run that finished. `nice`: each worker lowers its scheduling priority by that much (`os.nice`) as it starts."
     dashboard = None
-    def __init__(self, workers, threads, keep=False):
-        self.n, self.threads, self.gen, self.keep = workers or os.cpu_count() or 1, threads, 0, keep
-        kept = _KEPT.pop(self.n, None) if keep else None              # its workers have imported and compiled what earlier tasks needed
+    def __init__(self, workers, threads, keep=False, nice:int=0):
+        self.n, self.threads, self.gen, self.keep, self.nice = workers or os.cpu_count() or 1, threads, 0, keep, nice
+        kept = _KEPT.pop((self.n, nice), None) if keep else None              # its workers have imported and compiled what earlier tasks needed
         if kept is not None: self.pool = kept
         else: self._start()
     def _start(self):
         import multiprocessing as mp
         ctx = mp.get_context('forkserver'); ctx.set_forkserver_preload(['torch', 'pavlovattn.base.sweep'])   # imported once, by the server
-        self.pool = concurrent.futures.ProcessPoolExecutor(self.n, mp_context=ctx, initializer=_remote('_die_with'), initargs=(os.getpid(),))
+        self.pool = concurrent.futures.ProcessPoolExecutor(self.n, mp_context=ctx, initializer=_remote('_die_with'), initargs=(os.getpid(), 0.5, self.nice))
     def slots(self): return 2 * self.n
     def width(self): return self.n
     def _restart(self): self.pool.shutdown(wait=False, cancel_futures=True); self.gen += 1; self._start()
@@ -344,7 +344,7 @@ class _Processes:
         return True
     def refuse(self, spec): return None
     def close(self, done:bool=False):
-        if self.keep and done and self.n not in _KEPT: _KEPT[self.n] = self.pool; return   # a finished run: nothing in flight
+        if self.keep and done and (self.n, self.nice) not in _KEPT: _KEPT[self.n, self.nice] = self.pool; return   # a finished run: nothing in flight
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 def _close_kept(kept=_KEPT):   # the dict itself: at exit a notebook's namespace may be gone
@@ -407,8 +407,9 @@ def _remote(name:str='execute'):
     "`execute` (or another function of this module) as the workers import it (by reference to this module, also when these cells run in a notebook)."
     return getattr(importlib.import_module('pavlovattn.base.sweep'), name)
 
-def _die_with(driver:int, every:float=0.5):
-    "In a worker process: exit when the driver process `driver` is gone (checked every `every` seconds by a daemon thread), so a killed sweep leaves no worker holding its pipes."
+def _die_with(driver:int, every:float=0.5, nice:int=0):
+    "In a worker process: exit when the driver process `driver` is gone (checked every `every` seconds by a daemon thread), so a killed sweep leaves no worker holding its pipes; lower this process's priority by `nice` first."
+    if nice: os.nice(nice)
     import threading
     def watch():
         while True:
@@ -417,9 +418,9 @@ def _die_with(driver:int, every:float=0.5):
             except (ProcessLookupError, PermissionError): os._exit(3)  # gone (or its number taken by another user's process)
     threading.Thread(target=watch, daemon=True, name='pavlovattn-die-with-driver').start()
 
-def _executor(backend, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT, keep=False):
+def _executor(backend, scheduler, workers, threads, gpu, wait=RESOURCE_WAIT, keep=False, nice=0):
     if backend == 'inprocess': return _InProcess(threads)
-    if backend == 'processes': return _Processes(workers, threads, keep)
+    if backend == 'processes': return _Processes(workers, threads, keep, nice)
     return _Dask(scheduler, workers, threads, gpu, wait)
 
 # %% ../../nbs/17_sweep.ipynb #79fa453f
@@ -529,8 +530,10 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
         say_from:float=10,         # seconds above which it says its estimate (the command line's, as `run`'s)
         resource_wait:float=RESOURCE_WAIT,  # dask: seconds GPU tasks wait for a worker offering GPU before each fails in one line
         keep:bool=False,           # processes: take the pool an earlier run of this process left running, and leave it running when done (no start-up: its workers have imported and compiled)
+        nice:int=0,                # processes: the workers' niceness above this process's (0-19): with 10, they take mostly the CPU that the driver and other programs leave idle
        ):                          # the tidy table (pandas), its counts in `.attrs['summary']`
     "Run every task of `grid` that the cache lacks, on `backend`, and return the table of all of them; finished tasks are read, never run again."
+    if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= 19: raise ValueError(f'nice must be a whole number from 0 to 19; got {nice!r}')
     ts = [t for g in (grid if isinstance(grid, list) else [grid]) for t in tasks(g if isinstance(g, dict) else load_grid(g))]
     ts = list({t['key']: t for t in reversed(ts)}.values())[::-1]                # a task in two of the grids: once, where it first occurs
     if scheduler is not None: backend = 'dask'
@@ -540,7 +543,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     for t in ts:                                                                  # an error entry found here runs again
         if (e := s.start.get(t['key'])) is not None and e['status'] == 'ok': s.record(e, 'cached')
         else: s.todo.append(t)
-    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait, keep) if s.todo else None
+    ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait, keep, nice) if s.todo else None
     dash = getattr(ex, 'dashboard', None)
     if dash and progress: note(f'pavlovattn sweep: Dask dashboard {dash}')
     if progress: say_estimate(s.todo, say_from)
