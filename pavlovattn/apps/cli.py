@@ -567,8 +567,9 @@ def _catch(t, fn, *args):
     try: fn(*args)
     except Exception as e: t.err = e                                      # said when the claim is reached; the claim trains what is missing
 
-def _join(t):
-    "Wait for the thread of `_ahead` (in half seconds: Ctrl-C still stops the run); one line on stderr if it failed."
+def _join(t, quiet:bool=False):
+    "Wait for the thread of `_ahead` (in half seconds: Ctrl-C still stops the run): one line on stderr when it is still training (the claim's models come from it), one if it failed."
+    if t.is_alive() and not quiet: print(f"pavlovattn reproduce: {AHEAD}: its models are still being trained ahead (since the run began, on the cores the claims before it left idle); waiting for them", file=sys.stderr, flush=True)
     while t.is_alive(): t.join(0.5)
     if t.err is not None:
         print(f"pavlovattn reproduce: training the models of {AHEAD} ahead failed ({type(t.err).__name__}: {str(t.err).splitlines()[0] if str(t.err) else ''}); "
@@ -595,7 +596,7 @@ def _run_incrementally(reg, claims, ids, a):
             if main: signal.signal(signal.SIGTERM, stop)
             ahead = _ahead(claims, ids, a)
             for n, i in enumerate(ids):
-                if ahead is not None and _trains(claims[i]): _join(ahead); ahead = None
+                if ahead is not None and _trains(claims[i]): _join(ahead, a.quiet); ahead = None
                 if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]], provenance=getattr(a, 'provenance', None))
                 bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
                 r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False, claim_output=not a.quiet)   # its own bar: ours
