@@ -4,7 +4,7 @@
 
 # %% ../../nbs/10_cli.ipynb #c3711da1
 from __future__ import annotations
-import argparse, contextlib, importlib, io, json, math, os, re, sys, warnings
+import argparse, contextlib, importlib, io, json, math, os, re, sys, time, warnings
 from .. import __version__
 
 # %% auto #0
@@ -596,10 +596,13 @@ def _run_incrementally(reg, claims, ids, a):
             if main: signal.signal(signal.SIGTERM, stop)
             ahead = _ahead(claims, ids, a)
             for n, i in enumerate(ids):
-                if ahead is not None and _trains(claims[i]): _join(ahead, a.quiet); ahead = None
                 if incremental: _write_json(a.json, rows + [_pending(claims, j) for j in ids[n:]], provenance=getattr(a, 'provenance', None))
                 bar.set_description_str(f'claim {n + 1}/{len(ids)} {i}')
+                waited = 0.0
+                if ahead is not None and _trains(claims[i]):
+                    t0 = time.monotonic(); _join(ahead, a.quiet); ahead = None; waited = time.monotonic() - t0
                 r, o = reg.run_claims([i], full=a.full, device=a.device, progress=False, claim_output=not a.quiet)   # its own bar: ours
+                if waited and r: r[0]['seconds'] = round(r[0]['seconds'] + waited, 3)   # its wait for the models trained ahead: its time too
                 if got: stop(got[0], None)                                 # stopped during this claim: it counts as not run
                 rows += r; ok = ok and o; bar.update(w[i])
     except (KeyboardInterrupt, SystemExit) as e:
