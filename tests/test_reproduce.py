@@ -1,5 +1,5 @@
 """The `pavlovattn reproduce` contract: table (two verdicts, nothing cut), JSON rows, --only, --strict on the exact (theorem-type) claims, exit codes."""
-import json, subprocess, sys
+import json, os, subprocess, sys
 import pytest
 from pavlovattn.base.registry import PAPER_VERDICTS
 from warm_cli import cli      # the command from a warm start: a process per call, forked after the imports
@@ -292,3 +292,17 @@ def test_the_workers_niceness_is_read_from_the_environment(monkeypatch):
     for v in ('20', '-1', 'x', '2.5'):
         monkeypatch.setenv('PAVLOVATTN_WORKER_NICE', v)
         with pytest.raises(ValueError, match="PAVLOVATTN_WORKER_NICE must be a whole number from 0 to 19; got"): worker_nice()
+
+@pytest.mark.slow   # about 40 s: 12 models and 4 sweeps at the quick size
+def test_training_ahead_leaves_the_workers_niceness_as_it_was(tmp_path, monkeypatch):
+    "`reproduce` sets PAVLOVATTN_WORKER_NICE (10) for a run that trains ahead, and only for that run: called in a process (a notebook's), it leaves the variable as it found it."
+    from pavlovattn.apps.cli import main
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path / 'c')); monkeypatch.setenv('PAVLOVATTN_TRAINED_SIZE', 'quick')
+    monkeypatch.delenv('PAVLOVATTN_WORKER_NICE', raising=False)
+    assert main(['reproduce', '--only', 'designs-rw-reference', 'trained-cue-competition', '--quiet', '--json', str(tmp_path / 'r.json')]) in (0, 1)
+    from pavlovattn.base import sweep
+    try:
+        assert 'PAVLOVATTN_WORKER_NICE' not in os.environ
+        assert [k for k in sweep._KEPT if k[1] == 10], list(sweep._KEPT)   # it did train ahead: its pool, niced, is kept
+        assert {x['id'] for x in _rows(tmp_path / 'r.json')} == {'designs-rw-reference', 'trained-cue-competition'}
+    finally: sweep._close_kept()

@@ -285,6 +285,9 @@ def test_a_niced_pool_runs_below_the_driver(tmp_path):
             with pytest.raises(ValueError, match='nice must be a whole number from 0 to 19'):
                 sw.run(g, cache=tmp_path / 'b', backend='processes', workers=2, progress=False, nice=bad)
         assert not (tmp_path / 'b').exists()
+        with pytest.raises(ValueError, match="nice applies to the processes backend's workers; the inprocess backend has none"):
+            sw.run(g, cache=tmp_path / 'b', backend='inprocess', progress=False, nice=5)
+        assert not (tmp_path / 'b').exists()
     finally: sw._close_kept()
 
 KEEPER = textwrap.dedent('''
