@@ -591,7 +591,7 @@ def _run_incrementally(reg, claims, ids, a):
     main = threading.current_thread() is threading.main_thread()
     stop = _mod('base.cache').after_compile(stop)                          # a signal during a numba compilation waits for its end
     old = signal.signal(signal.SIGINT, stop) if main else None
-    nice = os.environ.get('PAVLOVATTN_WORKER_NICE')
+    nice_before = os.environ.get('PAVLOVATTN_WORKER_NICE')
     try:
         with _mod('base.cache')._terminate_as_exit():                          # SIGTERM: the report so far stays, marked partial
             if main: signal.signal(signal.SIGTERM, stop)
@@ -611,8 +611,8 @@ def _run_incrementally(reg, claims, ids, a):
         return rows, ok, 130 if isinstance(e, KeyboardInterrupt) else (e.code if isinstance(e.code, int) else 1)
     finally:
         if main: signal.signal(signal.SIGINT, old)
-        if nice is None: os.environ.pop('PAVLOVATTN_WORKER_NICE', None)   # as before the run (`_ahead` sets it for the run)
-        else: os.environ['PAVLOVATTN_WORKER_NICE'] = nice
+        if nice_before is None: os.environ.pop('PAVLOVATTN_WORKER_NICE', None)   # as before the run (`_ahead` sets it for the run)
+        else: os.environ['PAVLOVATTN_WORKER_NICE'] = nice_before
     bar.close()
     return rows, ok, None
 

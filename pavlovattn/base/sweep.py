@@ -330,7 +330,7 @@ class _Processes:
     def _start(self):
         import multiprocessing as mp
         ctx = mp.get_context('forkserver'); ctx.set_forkserver_preload(['torch', 'pavlovattn.base.sweep'])   # imported once, by the server
-        self.pool = concurrent.futures.ProcessPoolExecutor(self.n, mp_context=ctx, initializer=_remote('_die_with'), initargs=(os.getpid(), 0.5, self.nice))
+        self.pool = concurrent.futures.ProcessPoolExecutor(self.n, mp_context=ctx, initializer=_remote('_worker_start'), initargs=(os.getpid(), self.nice))
     def slots(self): return 2 * self.n
     def width(self): return self.n
     def _restart(self): self.pool.shutdown(wait=False, cancel_futures=True); self.gen += 1; self._start()
@@ -407,9 +407,13 @@ def _remote(name:str='execute'):
     "`execute` (or another function of this module) as the workers import it (by reference to this module, also when these cells run in a notebook)."
     return getattr(importlib.import_module('pavlovattn.base.sweep'), name)
 
-def _die_with(driver:int, every:float=0.5, nice:int=0):
-    "In a worker process: exit when the driver process `driver` is gone (checked every `every` seconds by a daemon thread), so a killed sweep leaves no worker holding its pipes; lower this process's priority by `nice` first."
+def _worker_start(driver:int, nice:int=0):
+    "A process-pool worker's start: its priority lowered by `nice`, then `_die_with(driver)`."
     if nice: os.nice(nice)
+    _die_with(driver)
+
+def _die_with(driver:int, every:float=0.5):
+    "In a worker process: exit when the driver process `driver` is gone (checked every `every` seconds by a daemon thread), so a killed sweep leaves no worker holding its pipes."
     import threading
     def watch():
         while True:
