@@ -336,48 +336,134 @@ def causal_conv_grad(xx, w,  # as `causal_conv`
     return dxx, dw
 
 # %% ../../nbs/00b_kernels.ipynb #rc000002
-@_jit(nogil=True, fastmath={'reassoc', 'contract'})
+@_jit(nogil=True, fastmath={'contract'})
 def _rec_fwd(q, r, w, v, b, g, gate, delta, S0, o, S1, reads):
-    "Each sequence (b, h) in turn, its state held transposed `[dk, dv]`: forget, read the error (`delta`), write, read the query (`reads`)."
+    "Each sequence (b, h) in turn, its state held transposed `[dk, dv]`, one pass over it per step: write step t (and read its query), then forget for step t+1 and read its error."
     B, T, H, dk = r.shape; dv = v.shape[3]
-    S = np.empty((dk, dv), r.dtype); u = np.empty(dv, r.dtype); oa = np.empty(dv, r.dtype); zero = np.zeros(1, r.dtype)[0]
+    S = np.empty((dk, dv), r.dtype); u = np.empty(dv, r.dtype); oa = np.empty(dv, r.dtype); e = np.empty(dv, r.dtype)
+    zero = np.zeros(1, r.dtype)[0]
     for bb in range(B):
         for h in range(H):
             for j in range(dk):
                 for i in range(dv): S[j, i] = S0[bb, h, i, j]
+            if T > 0:                                                  # step 0's forgetting and error read: a pass of their own
+                if gate != 0:
+                    for j in range(dk):
+                        gj = g[bb, 0, h, 0] if gate == 1 else g[bb, 0, h, j]
+                        for i in range(dv): S[j, i] *= gj
+                if delta:
+                    for i in range(dv): e[i] = zero
+                    for j in range(dk):
+                        rj = r[bb, 0, h, j]
+                        for i in range(dv): e[i] += rj * S[j, i]
             for t in range(T):
                 bt = b[bb, t, h]
-                if gate == 1:
-                    gt = g[bb, t, h, 0]
-                    for j in range(dk):
-                        for i in range(dv): S[j, i] *= gt
-                elif gate == 2:
-                    for j in range(dk):
-                        gj = g[bb, t, h, j]
-                        for i in range(dv): S[j, i] *= gj
-                if delta:                                              # u = b (v - S^T r): the prediction error, after forgetting
-                    for i in range(dv): u[i] = zero
-                    for j in range(dk):
-                        rj = r[bb, t, h, j]
-                        for i in range(dv): u[i] += rj * S[j, i]
-                    for i in range(dv): u[i] = bt * (v[bb, t, h, i] - u[i])
+                if delta:                                              # u = b (v - S^T r): the prediction error, read after forgetting
+                    for i in range(dv): u[i] = bt * (v[bb, t, h, i] - e[i])
                 else:
                     for i in range(dv): u[i] = bt * v[bb, t, h, i]
-                if reads:                                              # write w u^T, and read o = S^T q in the same pass
+                nxt = t + 1 < T and (delta or gate != 0)               # step t+1's forgetting and error read folded into this pass
+                if reads:
                     for i in range(dv): oa[i] = zero
-                    for j in range(dk):
-                        wj, qj = w[bb, t, h, j], q[bb, t, h, j]
+                if nxt and delta:
+                    for i in range(dv): e[i] = zero
+                for j in range(dk):
+                    wj, qj = w[bb, t, h, j], q[bb, t, h, j]
+                    if not nxt:                                        # write w u^T (and read o = S^T q in the same pass)
+                        if reads:
+                            for i in range(dv):
+                                x = S[j, i] + wj * u[i]
+                                S[j, i] = x
+                                oa[i] += qj * x
+                        else:
+                            for i in range(dv): S[j, i] += wj * u[i]
+                        continue
+                    gj = g[bb, t + 1, h, 0] if gate == 1 else g[bb, t + 1, h, j] if gate == 2 else zero
+                    rj = r[bb, t + 1, h, j]
+                    if delta and gate != 0:                            # ... then forget (g) and read the next error (r)
+                        if reads:
+                            for i in range(dv):
+                                x = S[j, i] + wj * u[i]
+                                oa[i] += qj * x
+                                y = gj * x
+                                S[j, i] = y
+                                e[i] += rj * y
+                        else:
+                            for i in range(dv):
+                                y = gj * (S[j, i] + wj * u[i])
+                                S[j, i] = y
+                                e[i] += rj * y
+                    elif delta:
+                        if reads:
+                            for i in range(dv):
+                                x = S[j, i] + wj * u[i]
+                                S[j, i] = x
+                                oa[i] += qj * x
+                                e[i] += rj * x
+                        else:
+                            for i in range(dv):
+                                x = S[j, i] + wj * u[i]
+                                S[j, i] = x
+                                e[i] += rj * x
+                    elif reads:
                         for i in range(dv):
                             x = S[j, i] + wj * u[i]
-                            S[j, i] = x
                             oa[i] += qj * x
+                            S[j, i] = gj * x
+                    else:
+                        for i in range(dv): S[j, i] = gj * (S[j, i] + wj * u[i])
+                if reads:
                     for i in range(dv): o[bb, t, h, i] = oa[i]
-                else:
-                    for j in range(dk):
-                        wj = w[bb, t, h, j]
-                        for i in range(dv): S[j, i] += wj * u[i]
             for j in range(dk):
                 for i in range(dv): S1[bb, h, i, j] = S[j, i]
+
+# %% ../../nbs/00b_kernels.ipynb #rc000009
+@_jit(nogil=True, fastmath={'contract'})
+def _rec_states(q, r, w, v, b, g, gate, delta, bb, h, St, E, U):
+    "Sequence (bb, h)'s states into `St` (`[T+1, dk, dv]`, `St[0]` given): its errors `E` and writes `U`, one pass per step as `_rec_fwd`: `St[t+1]` is step t's state, forgotten for step t+1 into `St[t+2]` as it is written."
+    T = r.shape[1]; dk = r.shape[3]; dv = v.shape[3]; zero = np.zeros(1, r.dtype)[0]
+    if T == 0: return
+    for j in range(dk):                                                # step 0's forgetting and error read
+        gj = g[bb, 0, h, 0] if gate == 1 else g[bb, 0, h, j] if gate == 2 else zero
+        if gate == 0:
+            for i in range(dv): St[1, j, i] = St[0, j, i]
+        else:
+            for i in range(dv): St[1, j, i] = gj * St[0, j, i]
+    if delta:
+        for i in range(dv): E[0, i] = zero
+        for j in range(dk):
+            rj = r[bb, 0, h, j]
+            for i in range(dv): E[0, i] += rj * St[1, j, i]
+    for t in range(T):
+        if delta:
+            for i in range(dv): E[t, i] = v[bb, t, h, i] - E[t, i]
+        else:
+            for i in range(dv): E[t, i] = v[bb, t, h, i]
+        bt = b[bb, t, h]
+        for i in range(dv): U[t, i] = bt * E[t, i]
+        if t + 1 == T:
+            for j in range(dk):
+                wj = w[bb, t, h, j]
+                for i in range(dv): St[t + 1, j, i] += wj * U[t, i]
+            break
+        if delta:
+            for i in range(dv): E[t + 1, i] = zero
+        for j in range(dk):
+            wj = w[bb, t, h, j]; rj = r[bb, t + 1, h, j]
+            gj = g[bb, t + 1, h, 0] if gate == 1 else g[bb, t + 1, h, j] if gate == 2 else zero
+            if gate == 0:
+                for i in range(dv):
+                    x = St[t + 1, j, i] + wj * U[t, i]
+                    St[t + 1, j, i] = x
+                    St[t + 2, j, i] = x
+                    if delta: E[t + 1, i] += rj * x
+            else:
+                for i in range(dv):
+                    x = St[t + 1, j, i] + wj * U[t, i]
+                    St[t + 1, j, i] = x
+                    y = gj * x
+                    St[t + 2, j, i] = y
+                    if delta: E[t + 1, i] += rj * y
 
 # %% ../../nbs/00b_kernels.ipynb #rc000007
 @_jit(nogil=True, fastmath={'reassoc', 'contract'})
@@ -390,26 +476,7 @@ def _rec_bwd(q, r, w, v, b, g, gate, delta, S0, do, dS1, reads, dq, dr, dw, dv_,
         for h in range(H):
             for j in range(dk):
                 for i in range(dv): St[0, j, i] = S0[bb, h, i, j]
-            for t in range(T):                                         # the forward pass again: A_t = forget(S_{t-1}) into St[t+1], then the write
-                for j in range(dk):
-                    gj = g[bb, t, h, 0] if gate == 1 else g[bb, t, h, j] if gate == 2 else zero
-                    if gate == 0:
-                        for i in range(dv): St[t + 1, j, i] = St[t, j, i]
-                    else:
-                        for i in range(dv): St[t + 1, j, i] = gj * St[t, j, i]
-                if delta:
-                    for i in range(dv): E[t, i] = zero
-                    for j in range(dk):
-                        rj = r[bb, t, h, j]
-                        for i in range(dv): E[t, i] += rj * St[t + 1, j, i]
-                    for i in range(dv): E[t, i] = v[bb, t, h, i] - E[t, i]
-                else:
-                    for i in range(dv): E[t, i] = v[bb, t, h, i]
-                bt = b[bb, t, h]
-                for i in range(dv): U[t, i] = bt * E[t, i]
-                for j in range(dk):
-                    wj = w[bb, t, h, j]
-                    for i in range(dv): St[t + 1, j, i] += wj * U[t, i]
+            _rec_states(q, r, w, v, b, g, gate, delta, bb, h, St, E, U)  # the forward pass again: St[t+1] = A_t + w_t U_t^T, A_t = forget(St[t])
             for j in range(dk):
                 for i in range(dv): dS[j, i] = dS1[bb, h, i, j]
             for t in range(T - 1, -1, -1):
