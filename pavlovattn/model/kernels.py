@@ -340,8 +340,7 @@ def causal_conv_grad(xx, w,  # as `causal_conv`
 def _rec_fwd(q, r, w, v, b, g, gate, delta, S0, o, S1, reads):
     "Each sequence (b, h) in turn, its state held transposed `[dk, dv]`, one pass over it per step: write step t (and read its query), then forget for step t+1 and read its error."
     B, T, H, dk = r.shape; dv = v.shape[3]
-    S = np.empty((dk, dv), r.dtype); u = np.empty(dv, r.dtype); oa = np.empty(dv, r.dtype); e = np.empty(dv, r.dtype)
-    zero = np.zeros(1, r.dtype)[0]
+    S, u, oa, e = np.empty((dk, dv), r.dtype), np.empty(dv, r.dtype), np.empty(dv, r.dtype), np.empty(dv, r.dtype); zero = np.zeros(1, r.dtype)[0]
     for bb in range(B):
         for h in range(H):
             for j in range(dk):
