@@ -418,7 +418,7 @@ def _rec_fwd(q, r, w, v, b, g, gate, delta, S0, o, S1, reads):
 
 # %% ../../nbs/00b_kernels.ipynb #rc000009
 @_jit(nogil=True, fastmath={'contract'})
-def _rec_states(q, r, w, v, b, g, gate, delta, bb, h, St, E, U):
+def _rec_states(r, w, v, b, g, gate, delta, bb, h, St, E, U):
     "Sequence (bb, h)'s states into `St` (`[T+1, dk, dv]`, `St[0]` given): its errors `E` and writes `U`, one pass per step as `_rec_fwd`: `St[t+1]` is step t's state, forgotten for step t+1 into `St[t+2]` as it is written."
     T = r.shape[1]; dk = r.shape[3]; dv = v.shape[3]; zero = np.zeros(1, r.dtype)[0]
     if T == 0: return
@@ -475,7 +475,7 @@ def _rec_bwd(q, r, w, v, b, g, gate, delta, S0, do, dS1, reads, dq, dr, dw, dv_,
         for h in range(H):
             for j in range(dk):
                 for i in range(dv): St[0, j, i] = S0[bb, h, i, j]
-            _rec_states(q, r, w, v, b, g, gate, delta, bb, h, St, E, U)  # the forward pass again: St[t+1] = A_t + w_t U_t^T, A_t = forget(St[t])
+            _rec_states(r, w, v, b, g, gate, delta, bb, h, St, E, U)  # the forward pass again: St[t+1] = A_t + w_t U_t^T, A_t = forget(St[t])
             for j in range(dk):
                 for i in range(dv): dS[j, i] = dS1[bb, h, i, j]
             for t in range(T - 1, -1, -1):
