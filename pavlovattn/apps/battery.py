@@ -273,8 +273,8 @@ def battery_estimate(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=No
     xs = [x for e in registered().values() if (x := estimate(e, fam, s)) is not None]
     return sum(xs) if xs else None
 
-@kind('battery', version=4, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'),
-      estimate=battery_estimate)   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45); 4: what animals show, stacks (issues 47, 48)
+@kind('battery', version=5, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'),
+      estimate=battery_estimate)   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45); 4: what animals show, stacks (issues 47, 48); 5: the reference loop's state-times-key as a product and a sum (last bits)
 def battery_task(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, device='cpu'):
     "The battery card of one family at one setting of β and γ (`battery.battery`; one the family does not take is refused): a row per phenomenon."
     return battery(rule, subjects=subjects, seed=seed, beta=beta, gamma=gamma, device=device, progress=False)

@@ -276,14 +276,15 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../../nbs/12_models.ipynb #7592f6d1
-code_kind('checkpoint', 6, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
+code_kind('checkpoint', 7, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
           'pavlovattn.apps.models:TokenTask', 'pavlovattn.apps.models:TASKS', 'pavlovattn.apps.models:AssocLM', 'pavlovattn.apps.models:loss_and_metric',
           'pavlovattn.apps.models:TrainConfig', 'pavlovattn.apps.models:_ARCH', 'pavlovattn.apps.models:train', 'pavlovattn.apps.models:_train',
           'pavlovattn.apps.models:_adamw', 'pavlovattn.apps.models:_foreach',
           'pavlovattn.model.layers', 'pavlovattn.model.families', 'pavlovattn.model.core', 'pavlovattn.model.kernels'))
           # 4: chunks of at most 32 (equal), the delta solve as an inverse, the read-out norm's gradient as one formula (issue 30);
           # 5: the short convolution by compiled loops on the CPU, AdamW fused, the clip's norms in one call (issue 50);
-          # 6: the recurrence by the compiled loop on the CPU (`AssocLM._place`, `families.compiled`; issue 50)
+          # 6: the recurrence by the compiled loop on the CPU (`AssocLM._place`, `families.compiled`; issue 50);
+          # 7: the reference loop's state-times-key as a product and a sum (`families._dot`; the classical families' models)
 
 def checkpoint_path(cfg:TrainConfig) -> Path:
     "Where `cfg`'s checkpoint lives: `root()/checkpoints/<cfg.key()>.v<checkpoint version>.pt`."
@@ -462,7 +463,7 @@ def get_models(cfgs,                    # `TrainConfig`s (repeats are trained on
     return [got[c] for c in cfgs]
 
 # %% ../../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 6, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4-6: as checkpoint 4-6
+code_kind('lr-sweep', 7, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4-7: as checkpoint 4-7
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."

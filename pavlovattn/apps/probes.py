@@ -261,7 +261,7 @@ def measure_model(model, n:int=500, seed:int=0, device='cpu') -> dict:
     return r
 
 # %% ../../nbs/13_trained_probes.ipynb #12e5534a
-code_kind('probes', 2, 'probes',   # 2: a model's forward by the compiled loop on the CPU (issue 50)
+code_kind('probes', 3, 'probes',   # 2: a model's forward by the compiled loop on the CPU (issue 50); 3: with checkpoint 7
           ('pavlovattn.apps.probes:compile_design', 'pavlovattn.apps.probes:probe_scores',
            'pavlovattn.apps.probes:_design',
           'pavlovattn.apps.probes:measure_model', 'pavlovattn.apps.probes:DESIGNS',
@@ -769,7 +769,7 @@ def compile_rebind(old:int,                  # pairings of key A with its first 
     return dict(x=x, y=y, pos=2 * pairs, a=a, v_old=vo, v_new=vn)
 
 # %% ../../nbs/13_trained_probes.ipynb #c3b151ff
-code_kind('rebind-probes', 2, 'probes',   # 2: as probes 2
+code_kind('rebind-probes', 3, 'probes',   # 2, 3: as probes 2, 3
           ('pavlovattn.apps.probes:compile_rebind',
            'pavlovattn.apps.probes:rebind_scores',
            'pavlovattn.apps.probes:measure_rebind',

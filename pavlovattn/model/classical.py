@@ -25,7 +25,7 @@ def _name(base:str, graph:bool, **p) -> str:
 # %% ../../nbs/00i_classical.ipynb #90106579
 def _mackintosh_step(S, k, v, b, g, kw, theta, gam, lo, hi, graph):
     "One Mackintosh (1975) step on `[N, d_v + 1, d_k]` states: local errors at rates beta alpha_i, then the associabilities."
-    dv = v.shape[-1]; W, a = S[:, :dv], S[:, dv]
+    dv = v.shape[-1]; W, a = S.split([dv, 1], 1); a = a[:, 0]     # split, not sliced: each part's gradient without a full-size zero fill
     own = W * k[:, None, :]                                             # each cue's own prediction S_ji k_i
     others = own.sum(-1, keepdim=True) - own                            # every other cue's
     err = v[:, :, None] - own                                           # the local error of each cue about each outcome
@@ -55,12 +55,12 @@ MACKINTOSH = mackintosh()
 # %% ../../nbs/00i_classical.ipynb #82355856
 def _pkh_read(S, x):
     "Net strength (E - I) x of a Pearce-Kaye-Hall state `[N, 2 d_v + 1, d_k]`."
-    dv = (S.shape[1] - 1) // 2
-    return _dot(S[:, :dv] - S[:, dv:2 * dv], x)
+    dv = (S.shape[1] - 1) // 2; E, I, _ = S.split([dv, dv, 1], 1)
+    return _dot(E - I, x)
 
 def _pkh_step(S, k, v, b, g, kw, be, bi, theta, gam, lo, hi, graph):
     "One Pearce-Kaye-Hall (1982) step: excitation and inhibition at rates alpha_i beta, then the associabilities of the cues present."
-    dv = v.shape[-1]; E, I, a = S[:, :dv], S[:, dv:2 * dv], S[:, 2 * dv]
+    dv = v.shape[-1]; E, I, a = S.split([dv, dv, 1], 1); a = a[:, 0]
     err = v - _dot(E - I, k)                                             # the summed error of every outcome
     ak = b[:, None] * a * k
     dE = _offdiag(_outer(be * v * (err > 0), ak), graph)
@@ -92,7 +92,7 @@ PKH = pearce_kaye_hall()
 # %% ../../nbs/00i_classical.ipynb #7904fb02
 def _kalman_step(S, k, v, b, g, kw, tau2, sr2, full):
     "One Kalman-filter step on `[N, d_v + d_k, d_k]` states (the mean, then the covariance)."
-    dv, dk = v.shape[-1], k.shape[-1]; W, Sig = S[:, :dv], S[:, dv:]
+    dv, dk = v.shape[-1], k.shape[-1]; W, Sig = S.split([dv, dk], 1)
     P = Sig + tau2 * torch.eye(dk, dtype=S.dtype, device=S.device)
     Pk = _dot(P, k)
     gain = Pk / ((k * Pk).sum(-1, keepdim=True) + sr2)
@@ -129,7 +129,7 @@ OJA = Family('oja', 'linear attention with a normalised Hebbian write', "Oja (19
              acquisition=_acq_oja)   # model None: its write decays with the activity, so it is not an instance of plain contiguity
 
 def _bcm_step(S, k, v, b, g, kw, eps):
-    dv = v.shape[-1]; W, th = S[:, :dv], S[:, dv:]
+    dv = v.shape[-1]; W, th = S.split([dv, S.shape[1] - dv], 1)
     y = v + _dot(W, k)                                                 # postsynaptic activity: the US's drive and the cues' evoked part
     on = (b > 0).to(S.dtype)[:, None, None]                            # a probe moves nothing, the threshold included
     W = W + _outer(b[:, None] * y * (y - th[..., 0]), k)
@@ -153,7 +153,7 @@ def divisive(sigma:float=1.0) -> Family:
                   step=lambda S, k, v, b, g, kw: (lambda kt: S + _outer(b[:, None] * (v - _dot(S, kt)), kt))(_pool(k, sigma)))
 
 def _neuromod_step(S, k, v, b, g, kw, rho):
-    dv = v.shape[-1]; W, m = S[:, :dv], S[:, dv]
+    dv = v.shape[-1]; W, m = S.split([dv, 1], 1); m = m[:, 0]
     err = v - _dot(W, k)
     on = (b > 0).to(S.dtype)[:, None]
     m = m + on * rho * (err.abs().sum(-1, keepdim=True) - m)             # one global signal per step (every column holds it)
@@ -170,7 +170,7 @@ BCM, DIVISIVE, NEUROMODULATED = bcm(), divisive(), neuromodulated()
 
 # %% ../../nbs/00i_classical.ipynb #e1dfdda2
 def _titans_step(S, k, v, b, g, kw, eta):
-    dv = v.shape[-1]; W, M = S[:, :dv], S[:, dv:]
+    dv = v.shape[-1]; W, M = S.split([dv, S.shape[1] - dv], 1)
     on = (b > 0).to(S.dtype)[:, None, None]                            # a probe (beta 0) moves nothing
     M = M + on * ((eta - 1) * M + _outer(b[:, None] * (v - _dot(W, k)), k))
     return torch.cat([W + on * M, M], 1)

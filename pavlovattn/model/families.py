@@ -211,7 +211,8 @@ def _blocked_softmax(blocks, beta, gamma, lam, tau, sink):
 
 # %% ../../nbs/00c_families.ipynb #0ddd9ce3
 def _outer(u, w): return u[:, :, None] * w[:, None, :]                 # u w^T for each of N states
-def _dot(S, x): return (S @ x[:, :, None])[..., 0]                      # S x for each of N states
+def _dot(S, x): return (S * x[:, None, :]).sum(-1)                      # S x for each of N states (a product and a sum: 2-3x
+                                                                         # faster than batched matrix-vector products on the CPU)
 
 def _step_hebbian(S, k, v, b, g, kw): return S + _outer(b[:, None] * v, k)
 def _step_decay(S, k, v, b, g, kw): return g[:, None, None] * S + _outer(b[:, None] * v, k)
@@ -472,10 +473,12 @@ def reference(fam:Family,       # the family: its `step` and `read` are all that
     P = None if probes is None else probes.reshape(N, probes.shape[-2], dk)
     read = fam.reader(v.shape[-1])
     preds, outs, prs = [], [], []
+    at = lambda x: [None] * T if x is None else x.unbind(1)              # the steps' views, taken once (a view per step and use
+    Ks, Vs, Qs, Bs, Gs, Ws = (at(x) for x in (K, V, Q, Bt, G, W))       # gives each its own full-size gradient: the same sums, O(T^2))
     for t in range(T):
-        if reads is True: preds.append(read(S, K[:, t]))
-        S = fam.step(S, K[:, t], V[:, t], Bt[:, t], None if G is None else G[:, t], None if W is None else W[:, t])
-        if reads and Q is not None: outs.append(read(S, Q[:, t]))
+        if reads is True: preds.append(read(S, Ks[t]))
+        S = fam.step(S, Ks[t], Vs[t], Bs[t], Gs[t], Ws[t])
+        if reads and Q is not None: outs.append(read(S, Qs[t]))
         if P is not None: prs.append(torch.stack([read(S, P[:, c]) for c in range(P.shape[1])], 1))
     back = lambda xs: torch.stack(xs, 1).reshape(B, H, T, *xs[0].shape[1:]).transpose(1, 2) if xs else None
     empty = lambda *s: k.new_zeros(B, 0, H, *s)                          # no steps: empty reads

@@ -319,7 +319,7 @@ import json
 from ..base.sweep import kind
 from ..base.cache import need
 
-@kind('capacity', 2, code=('pavlovattn.pages.capacity', 'pavlovattn.model.core', 'pavlovattn.model.families'))
+@kind('capacity', 3, code=('pavlovattn.pages.capacity', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 3: the reference loop's state-times-key as a product and a sum (last bits)
 def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
     "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
     import torch
