@@ -478,6 +478,9 @@ def reference(fam:Family,       # the family: its `step` and `read` are all that
     for t in range(T):
         if reads is True: preds.append(read(S, Ks[t]))
         S = fam.step(S, Ks[t], Vs[t], Bs[t], Gs[t], Ws[t])
+        if not torch.is_tensor(S) or S.shape != (N, R, dk) or S.dtype != k.dtype:   # a user's step: never broadcast silently
+            raise RuntimeError(f"family {fam.name!r}: its step returned {f'a {S.dtype} tensor of shape {tuple(S.shape)}' if torch.is_tensor(S) else type(S).__name__} "
+                             f"at step {t}, not the state ({k.dtype}, shape {(N, R, dk)})")
         if reads and Q is not None: outs.append(read(S, Qs[t]))
         if P is not None: prs.append(torch.stack([read(S, P[:, c]) for c in range(P.shape[1])], 1))
     back = lambda xs: torch.stack(xs, 1).reshape(B, H, T, *xs[0].shape[1:]).transpose(1, 2) if xs else None
