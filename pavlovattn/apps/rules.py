@@ -129,16 +129,19 @@ ENHANCE_SIZES = {
     'quick': dict(seeds=(0, 1), train=dict(_BUDGET, **_QUICK), sweep=None)}
 
 # %% ../../nbs/13a_trained_rules.ipynb #28786723
-def rule_runs(rules:tuple, task:str, s:dict, device='cpu', progress:bool=False) -> dict:
-    """{rule: [training metrics, one per seed of size `s`]} on `task`: each rule's
-    learning rate from the size's sweep (all sweeps at once, `lr_sweeps`), then every
-    model at once (`get_models`: the missing ones trained in worker processes)."""
-    kw = dict(s['train']); bases = [TrainConfig(task=task, rule=r, **kw) for r in rules]
+def rule_runs(rules:tuple, task:str|tuple, s:dict, device='cpu', progress:bool=False) -> dict:
+    """{rule: [training metrics, one per seed of size `s`]} on `task` ({task: {rule: ...}}
+    for a tuple of tasks): each rule's learning rate from the size's sweep (every task's
+    sweeps at once, `lr_sweeps`), then every model of every task at once (`get_models`:
+    the missing ones trained in worker processes, so the workers idle only once at the end)."""
+    tasks = (task,) if isinstance(task, str) else tuple(task)
+    kw = dict(s['train']); bases = [TrainConfig(task=t, rule=r, **kw) for t in tasks for r in rules]
     sweep = lambda: lr_sweeps(bases, device=device, progress=progress, **s['sweep'])
     lrs = [kw['lr']] * len(bases) if 'lr' in kw else [x['best'] for x in sweep()]
     cfgs = [replace(b, seed=i, lr=lr) for b, lr in zip(bases, lrs) for i in s['seeds']]
     got = iter(met for _, met in get_models(cfgs, device, False, progress))
-    return {r: [next(got) for _ in s['seeds']] for r in rules}
+    out = {t: {r: [next(got) for _ in s['seeds']] for r in rules} for t in tasks}
+    return out[task] if isinstance(task, str) else out
 
 def run_metric(met:dict,          # a model's training metrics
                curve:bool=False,  # the mean of its held-out metrics over its evaluations
@@ -148,9 +151,11 @@ def run_metric(met:dict,          # a model's training metrics
     if not all(math.isfinite(x['loss']) for x in h): return math.nan
     return sum(x['metric'] for x in h) / len(h) if curve else float(met['final_metric'])
 
-def rule_metrics(rules:tuple, task:str, s:dict, device='cpu', progress:bool=False) -> dict:
-    "{rule: final metric of each seed's model on `task` at size `s` (NaN: diverged)}, every rule's models trained at once (`rule_runs`)."
-    return {r: [run_metric(m) for m in ms] for r, ms in rule_runs(tuple(rules), task, s, device, progress).items()}
+def rule_metrics(rules:tuple, task:str|tuple, s:dict, device='cpu', progress:bool=False) -> dict:
+    "{rule: final metric of each seed's model on `task` at size `s` (NaN: diverged)} ({task: {rule: ...}} for a tuple of tasks), every model trained at once (`rule_runs`)."
+    per = lambda runs: {r: [run_metric(m) for m in ms] for r, ms in runs.items()}
+    got = rule_runs(tuple(rules), task, s, device, progress)
+    return per(got) if isinstance(task, str) else {t: per(v) for t, v in got.items()}
 
 # %% ../../nbs/13a_trained_rules.ipynb #acec53ad
 def enhance_verdict(m:dict,            # {(rule, task): per-seed metrics}, DeltaNet's too
@@ -196,7 +201,7 @@ def _claim_enhance(full=False, device='cpu'):
     size = 'quick' if trained_size() == 'quick' else 'protocol'   # --full too: one budget
     s, show = ENHANCE_SIZES[size], claim_progress()
     rules = (ENHANCE_BASELINE,) + ENHANCE_RULES
-    by_task = {t: rule_metrics(rules, t, s, device, show) for t in ENHANCE_TASKS}   # per task, every rule's models at once
+    by_task = rule_metrics(rules, ENHANCE_TASKS, s, device, show)   # every task's models at once
     m = {(r, t): by_task[t][r] for r in rules for t in ENHANCE_TASKS}
     return _sized(enhance_verdict(m), size)
 
