@@ -75,8 +75,8 @@ site-check: chromium
 	$(BIN)/python tools/check_site.py _docs
 
 # Tiers: `make reproduce` runs every claim that trains no model (its measured cost is printed before it starts);
-# TIER=trained adds the trained-model claims (233 small models from an empty cache: about 65 min on 2 cores shared with other
-# work, one worker process per core; not yet timed idle), TIER=full runs everything at the
+# TIER=trained adds the trained-model claims (233 small models from an empty cache, one worker process per core: the runs
+# recorded in nbs/reproduce_times.json give the time on an idle 2-core machine), TIER=full runs everything at the
 # GPU-sized settings. The site is built first (it does not depend on the run) and the report is rewritten after every
 # claim, so a stopped run leaves the site and a partial report (its rows not run say so).
 TIER ?= default

@@ -272,7 +272,7 @@ def test_a_kept_pool_serves_the_next_run(tmp_path):
     finally: sw._close_kept()
 
 def test_a_niced_pool_runs_below_the_driver(tmp_path):
-    "Issue 50: `nice=10` starts workers whose niceness is the driver's plus 10 (at most 19), kept apart from the pools of another niceness; a niceness outside 0-19 is refused before anything runs."
+    "Issue 50: `nice=10` starts workers whose niceness is the driver's plus 10 (at most 19), kept apart from the pools of another niceness; a niceness outside 0-19, and either setting on a backend without worker processes, is refused before anything runs."
     base = os.getpriority(os.PRIO_PROCESS, 0)
     try:
         (tmp_path / 'a').mkdir(); g = square_grid(tmp_path / 'a', [1, 2, 3, 4])
@@ -287,6 +287,8 @@ def test_a_niced_pool_runs_below_the_driver(tmp_path):
         assert not (tmp_path / 'b').exists()
         with pytest.raises(ValueError, match="nice applies to the processes backend's workers; the inprocess backend has none"):
             sw.run(g, cache=tmp_path / 'b', backend='inprocess', progress=False, nice=5)
+        with pytest.raises(ValueError, match="keep applies to the processes backend's pool; the inprocess backend keeps none"):
+            sw.run(g, cache=tmp_path / 'b', backend='inprocess', progress=False, keep=True)
         assert not (tmp_path / 'b').exists()
     finally: sw._close_kept()
 

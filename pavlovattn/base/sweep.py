@@ -543,6 +543,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     if scheduler is not None: backend = 'dask'
     if backend not in BACKENDS: raise BackendError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     if nice and backend != 'processes': raise ValueError(f"nice applies to the processes backend's workers; the {backend} backend has none of its own")
+    if keep and backend != 'processes': raise ValueError(f"keep applies to the processes backend's pool; the {backend} backend keeps none")
     store, t0 = Store(cache), time.time()
     s = _State(store, _sha(json.dumps([t['key'] for t in ts]), 12), {t['key']: e for t in ts if (e := store.get(t['key'])) is not None}, len(ts))
     for t in ts:                                                                  # an error entry found here runs again
