@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import torch
 from ..model.core import RULES, recur
-from ..model.families import FAMILIES, family
+from ..model.families import FAMILIES, family, recurrence_code
 from ..design.designs import parse_design, trial_orders, design_blocks, compile_group, probe_rule, probe_read, refuse_unmodelled
 
 # %% auto #0
@@ -706,13 +706,13 @@ from ..base.sweep import kind
 
 _EXP = ('id', 'phenomenon', 'r', 'sign', 'ordinal', 'loss', 'held_out', 'params')
 
-@kind('animal-fit', version=5, code=('pavlovattn.apps.animal', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 2: the animal page's cross-validation and intervals; 3: r from 4 points, order agreement below (issue 34); 4: the logistic response fitted in numpy floats (same optimum, fitted values may move in the 8th digit); 5: the reference loop's state-times-key as a product and a sum (last bits)
+@kind('animal-fit', version=5, code=('pavlovattn.apps.animal', *recurrence_code()))   # 2: the animal page's cross-validation and intervals; 3: r from 4 points, order agreement below (issue 34); 4: the logistic response fitted in numpy floats (same optimum, fitted values may move in the 8th digit); 5: the reference loop's state-times-key as a product and a sum (last bits)
 def animal_fit_task(rule:str='delta', ids=None, joint:bool=False, steps:int=40, restarts:int=2, lr:float=0.1, subjects:int=4, seed:int=0, device='cpu'):
     "`animal.fit` of one family: a row per experiment (its scores, loss and fitted parameters)."
     res = fit(rule, ids, joint, steps, restarts, lr, subjects=subjects, seed=seed, device=device)
     return [{k: e.get(k) for k in _EXP} for e in res['experiments']]
 
-@kind('animal-score', version=5, code=('pavlovattn.apps.animal', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 2: the animal page's cross-validation and intervals; 3: r from 4 points, order agreement below (issue 34); 4: the logistic response fitted in numpy floats (same optimum, fitted values may move in the 8th digit); 5: the reference loop's state-times-key as a product and a sum (last bits)
+@kind('animal-score', version=5, code=('pavlovattn.apps.animal', *recurrence_code()))   # 2: the animal page's cross-validation and intervals; 3: r from 4 points, order agreement below (issue 34); 4: the logistic response fitted in numpy floats (same optimum, fitted values may move in the 8th digit); 5: the reference loop's state-times-key as a product and a sum (last bits)
 def animal_score_task(rule:str='delta', ids=None, beta:float=0.1, gamma=None, tau=None, subjects:int=4, seed:int=0, device='cpu'):
     "`animal.score` of one family at fixed parameters: a row per experiment."
     res = score(rule, ids, beta, gamma, tau, subjects, seed, device)

@@ -8,7 +8,7 @@ import contextlib, math, sys
 from typing import NamedTuple
 import torch
 import pandas as pd
-from ..model.families import family
+from ..model.families import family, recurrence_code
 from ..design.designs import composite, simulate, time_estimate
 from ..base.sweep import duration
 from ..design.language import parse_design
@@ -273,7 +273,7 @@ def battery_estimate(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=No
     xs = [x for e in registered().values() if (x := estimate(e, fam, s)) is not None]
     return sum(xs) if xs else None
 
-@kind('battery', version=5, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', 'pavlovattn.model.core', 'pavlovattn.model.families'),
+@kind('battery', version=5, code=('pavlovattn.apps.battery', 'pavlovattn.design.phenomena', *recurrence_code()),
       estimate=battery_estimate)   # 2: the card's β (issue 33); 3: rows from the registry, in page order (issue 45); 4: what animals show, stacks (issues 47, 48); 5: the reference loop's state-times-key as a product and a sum (last bits)
 def battery_task(rule:str, subjects:int=500, seed:int=0, beta=None, gamma=None, device='cpu'):
     "The battery card of one family at one setting of β and γ (`battery.battery`; one the family does not take is refused): a row per phenomenon."

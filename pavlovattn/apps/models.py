@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 import torch.nn.functional as F
-from ..model.families import FAMILIES, family
+from ..model.families import FAMILIES, family, recurrence_code
 from ..base.machine import _threads
 from ..model.layers import AttentionMixer
 import itertools, re
@@ -280,7 +280,7 @@ code_kind('checkpoint', 7, 'checkpoints', ('pavlovattn.apps.models:_power_slots'
           'pavlovattn.apps.models:TokenTask', 'pavlovattn.apps.models:TASKS', 'pavlovattn.apps.models:AssocLM', 'pavlovattn.apps.models:loss_and_metric',
           'pavlovattn.apps.models:TrainConfig', 'pavlovattn.apps.models:_ARCH', 'pavlovattn.apps.models:train', 'pavlovattn.apps.models:_train',
           'pavlovattn.apps.models:_adamw', 'pavlovattn.apps.models:_foreach',
-          'pavlovattn.model.layers', 'pavlovattn.model.families', 'pavlovattn.model.core', 'pavlovattn.model.kernels'))
+          'pavlovattn.model.layers', *recurrence_code()))   # the families' code: core, families, kernels and the classical catalogue
           # 4: chunks of at most 32 (equal), the delta solve as an inverse, the read-out norm's gradient as one formula (issue 30);
           # 5: the short convolution by compiled loops on the CPU, AdamW fused, the clip's norms in one call (issue 50);
           # 6: the recurrence by the compiled loop on the CPU (`AssocLM._place`, `families.compiled`; issue 50);

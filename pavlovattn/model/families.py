@@ -14,9 +14,9 @@ from ..base.machine import _threads
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'catalogue',
-           'known', 'register', 'load_family', 'Algorithm', 'algorithm', 'families_table', 'reference', 'needs_grad',
-           'sequential', 'chunked', 'forward', 'blocked_closed_form', 'kernel_available', 'fla_call', 'fla_kernel',
-           'fla_references', 'algorithms_table', 'compiled']
+           'recurrence_code', 'known', 'register', 'load_family', 'Algorithm', 'algorithm', 'families_table',
+           'reference', 'needs_grad', 'sequential', 'chunked', 'forward', 'blocked_closed_form', 'kernel_available',
+           'fla_call', 'fla_kernel', 'fla_references', 'algorithms_table', 'compiled']
 
 # %% ../../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -298,7 +298,7 @@ def family(rule) -> Family:
                                                    "(or a Python file or module:NAME that defines a Family)") from None
 
 # %% ../../nbs/00c_families.ipynb #3c6f6897
-_CATALOGUE = {}
+_CATALOGUE, _CATALOGUE_MODULES = {}, []
 
 def catalogue() -> dict:
     "{name: Family} of every `CATALOGUE` declared by a module of this floor, found by walking the floor on first use (cached)."
@@ -306,8 +306,13 @@ def catalogue() -> dict:
         import pkgutil
         pkg = importlib.import_module('pavlovattn.model')                   # this floor (a notebook running this page has no __package__)
         for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + '.'):
-            if m.name != 'pavlovattn.model.families': _CATALOGUE.update(getattr(importlib.import_module(m.name), 'CATALOGUE', {}))
+            if m.name == 'pavlovattn.model.families': continue
+            if (c := getattr(importlib.import_module(m.name), 'CATALOGUE', None)): _CATALOGUE.update(c); _CATALOGUE_MODULES.append(m.name)
     return _CATALOGUE
+
+def recurrence_code() -> tuple:
+    "The modules whose code computes a family's recurrence: the loops and their fast forms (`core`, this module, `kernels`) and every module of this floor that declares a `CATALOGUE` (the classical families' updates). A cache kind whose entries run a family names them all as its code, so that a change to any family's update retires those entries (or fails the recorded fingerprint until its version is bumped)."
+    catalogue(); return ('pavlovattn.model.core', 'pavlovattn.model.families', 'pavlovattn.model.kernels', *_CATALOGUE_MODULES)
 
 def known() -> tuple:
     "Every name `family` takes: the families registered so far, then the catalogue's not yet asked for."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, os, functools
 import torch
 from ..model.core import recur
-from ..model.families import FAMILIES, family
+from ..model.families import FAMILIES, family, recurrence_code
 
 # %% auto #0
 __all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'REPLICATE_STRIDE', 'REPLICATES', 'CARD_D', 'CARD_DRAWS', 'criterion_line',
@@ -319,7 +319,7 @@ import json
 from ..base.sweep import kind
 from ..base.cache import need
 
-@kind('capacity', 3, code=('pavlovattn.pages.capacity', 'pavlovattn.model.core', 'pavlovattn.model.families'))   # 3: the reference loop's state-times-key as a product and a sum (last bits)
+@kind('capacity', 3, code=('pavlovattn.pages.capacity', *recurrence_code()))   # 3: the reference loop's state-times-key as a product and a sum (last bits)
 def capacity_task(d:int, criterion:str='accurate', rule:str='hebbian', draws:int|None=None, keys:str='sphere', seed:int|None=None, device='cpu'):
     "`capacity.capacity` at one d (float64 for the worst case, as the capacity page): N*, the crossing, every evaluated N and its per-draw statistics."
     import torch
