@@ -72,6 +72,17 @@ def test_checkpoint_round_trip_and_cache(tmp_path, monkeypatch):
     _, met4 = get_model(cfg, progress=False, retrain=True); assert not met4['cached'] and path.stat().st_mtime_ns >= mtime
     assert TrainConfig(seed=1).key() != TrainConfig(seed=2).key() and TrainConfig(lr=1e-3).key() != TrainConfig(lr=3e-3).key()
 
+def test_a_family_file_is_keyed_by_its_content(tmp_path, monkeypatch):
+    "A model of a family named by a file is cached under the checkpoints folder itself (its path's separators written as _, not as folders) and keyed by the file's content: the same file loads, an edited one trains again (it loaded the old family's model)."
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path / 'cache'))
+    f = tmp_path / 'fams' / 'fam.py'; f.parent.mkdir(); f.write_text("from pavlovattn.model.families import Family, FAMILIES\nFAM = Family('from-file', 'a', 'b', 'S', step=FAMILIES['hebbian'].step)\n")
+    cfg = TrainConfig(**dict(TINY, rule=f'{f}:FAM')); key = cfg.key()
+    assert checkpoint_path(cfg).parent == tmp_path / 'cache' / 'checkpoints' and '/' not in key
+    assert not get_model(cfg, progress=False)[1]['cached'] and get_model(cfg, progress=False)[1]['cached']
+    f.write_text(f.read_text().replace("FAMILIES['hebbian']", "FAMILIES['delta']"))
+    assert cfg.key() != key and not get_model(cfg, progress=False)[1]['cached']
+    assert TrainConfig(**TINY).key().startswith('vector-delta-s0-')                    # a built-in name: as before
+
 def test_lr_sweep_cached(tmp_path, monkeypatch):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
     cfg = TrainConfig(task='vector', rule='hebbian', batch=4, d_model=16, eval_every=2, eval_batch=8)

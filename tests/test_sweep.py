@@ -310,3 +310,21 @@ def test_a_worker_process_with_a_kept_pool_exits(tmp_path):
     g = square_grid(tmp_path, [1, 2])
     r = subprocess.run([sys.executable, str(tmp_path / 'keeper.py'), json.dumps(g), str(tmp_path / 'cache')], capture_output=True, text=True, timeout=110, cwd=tmp_path)
     assert r.stdout.strip() == 'exited', r.stdout + r.stderr[-2000:]
+
+FAMILY_FILE = '''from pavlovattn.model.families import Family
+def _step(S, k, v, b, g, kw): return S + RATE * b[:, None, None] * (v[:, :, None] * k[:, None, :])
+RATE = 1.0
+FAM = Family('edited', 'linear attention, scaled', 'Hebbian contiguity, scaled', 'S += r b v k^T', step=_step)
+'''
+
+def test_an_edited_family_file_runs_again(tmp_path, monkeypatch):
+    "A sweep entry is keyed by the content of a family file its configuration names (`code_digest`): the same file is read from the cache; an edited one runs again and gives its own numbers (it was answered with the old file's card)."
+    monkeypatch.chdir(tmp_path); (tmp_path / 'fam.py').write_text(FAMILY_FILE)
+    g = dict(task='battery', configs=[dict(rule='fam.py:FAM', subjects=20, seed=0)])
+    first = sw.run(g, cache=tmp_path / 'c', progress=False)
+    again = sw.run(g, cache=tmp_path / 'c', progress=False)
+    assert (first.attrs['summary']['ran'], again.attrs['summary']['ran'], again.attrs['summary']['cached']) == (1, 0, 1)
+    (tmp_path / 'fam.py').write_text(FAMILY_FILE.replace('RATE = 1.0', 'RATE = 0.5'))
+    edited = sw.run(g, cache=tmp_path / 'c', progress=False)
+    assert edited.attrs['summary']['ran'] == 1 and set(edited.key) != set(first.key)
+    assert not first.drop(columns='key').equals(edited.drop(columns='key'))            # another family: another card

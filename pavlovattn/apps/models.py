@@ -14,8 +14,8 @@ from ..model.families import FAMILIES, family, recurrence_code
 from ..base.machine import _threads
 from ..model.layers import AttentionMixer
 import itertools, re
-from ..base.cache import (CacheError, KINDS, atomic_write, code_kind, code_version, entry, legacy_json, locked, migrator, need,
-                              finite, note, read_json, root, write_json)
+from ..base.cache import (CacheError, KINDS, atomic_write, code_kind, code_digest, code_version, entry, legacy_json, locked, migrator,
+                              need, finite, note, read_json, root, write_json)
 
 # %% auto #0
 __all__ = ['TASKS', 'POOL_STEPS', 'token_recall', 'VectorTask', 'TokenTask', 'AssocLM', 'loss_and_metric', 'TrainConfig', 'train',
@@ -214,11 +214,12 @@ class TrainConfig:
     conv_size:int=4        # the mixers' short convolution (0: none)
     out_norm:bool=True     # the mixers' per-head read-out norm
     def key(self) -> str:
-        "Checkpoint name: task, rule, seed and a hash of every field (the architecture fields only where they differ from the default, so keys written before they existed stay valid) and, for a token task, its generator's version (another stream: another model)."
+        "Checkpoint name: task, rule, seed and a hash of every field (the architecture fields only where they differ from the default, so keys written before they existed stay valid), for a token task its generator's version (another stream: another model), and for a family named by a file of code (`FILE.py`, `module:NAME`) that file's content (`code_digest`: an edited family trains again); a file's name is written with `_` for its path's separators."
         d = {k: v for k, v in asdict(self).items() if not (k in _ARCH and v == _ARCH[k])}
         g = getattr(TASKS.get(self.task), 'generator', 1)
         if g != 1: d['generator'] = g
-        return f"{self.task}-{self.rule}-s{self.seed}-" + hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
+        if (h := code_digest(self.rule)): d['rule_code'] = h
+        return f"{self.task}-{re.sub(r'[^A-Za-z0-9._-]', '_', self.rule)}-s{self.seed}-" + hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]
 
 _ARCH = dict(conv_size=4, out_norm=True)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'CachePathError', 'safe_line', 'note', 'checkout', 'root',
            'numba_cache', 'count_compiles', 'after_compile', 'CodeKind', 'code_kind', 'code_version', 'entry',
-           'source_fingerprint', 'fingerprint', 'atomic_write', 'sealed', 'write_json', 'read_json', 'need', 'finite',
-           'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate', 'write_report']
+           'source_fingerprint', 'fingerprint', 'code_digest', 'atomic_write', 'sealed', 'write_json', 'read_json',
+           'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate', 'write_report']
 
 # %% ../../nbs/00e_cache.ipynb #ec3a8e09
 CODE_VERSION = 'pavlovattn cache 3'   # the entry format (fields, hash): stored in every entry, and part of every kind's code version
@@ -210,6 +210,24 @@ def fingerprint(kind:str) -> str:
         src = Path(importlib.import_module(mod).__file__).read_text()
         h.update(f'{mod}:{source_fingerprint(src, None if mod in whole else sorted(names[mod]))};'.encode())
     return h.hexdigest()[:16]
+
+# %% ../../nbs/00e_cache.ipynb #cd16e002
+_MODULE_SPEC = __import__('re').compile(r'[A-Za-z_][\w.]*:[A-Za-z_]\w*')   # package.module:NAME
+
+def code_digest(spec) -> str|None:
+    "SHA-256 (16 hex digits) of the Python file a string names as families and tasks are named: `FILE.py` or `FILE.py:NAME` (from the working folder, as the code that loads it reads it) or `package.module:NAME` (the module's file); None for any other value (a built-in name, a number, a device) or when there is no such file."
+    if not isinstance(spec, str): return None
+    src = spec.rpartition(':')[0] if ':' in spec and not spec.endswith('.py') else spec
+    if src.endswith('.py'): p = Path(src)
+    elif _MODULE_SPEC.fullmatch(spec):
+        import importlib.util
+        try: s = importlib.util.find_spec(src)
+        except (ImportError, ValueError, AttributeError): return None
+        p = Path(s.origin) if s is not None and s.has_location and s.origin else None
+    else: return None
+    try: return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p is not None and p.is_file() else None
+    except OSError: return None
+
 
 # %% ../../nbs/00e_cache.ipynb #579ea6ef
 @contextlib.contextmanager

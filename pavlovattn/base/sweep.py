@@ -8,7 +8,7 @@ import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, 
 from collections import deque
 from pathlib import Path
 from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
-                              write_report, root, try_lock, unlock)
+                              write_report, root, try_lock, unlock, code_digest)
 from .registry import discover
 from .machine import provenance, write_provenance
 
@@ -179,12 +179,13 @@ def expand(grid:dict) -> list:
 
 # %% ../../nbs/17_sweep.ipynb #8cf9dde6
 def tasks(grid:dict) -> list:
-    "The grid's tasks, in grid order, each once: its function (`resolve`), its configuration and its content address `key`."
+    "The grid's tasks, in grid order, each once: its function (`resolve`), its configuration and its content address `key` (with the content of any file of code a configuration value names, `code_digest`: an edited family file runs again)."
     try: ref = resolve(grid.get('task'), grid.get('base'))
     except CacheError as e: raise GridError(str(e))
     out, seen = [], set()
     for c in expand(grid):
-        key = _sha(json.dumps(dict(task=ref['task'], version=ref['version'], config=c), sort_keys=True))
+        code = {k: h for k, v in c.items() if (h := code_digest(v))}
+        key = _sha(json.dumps(dict(task=ref['task'], version=ref['version'], config=c, **({'code': code} if code else {})), sort_keys=True))
         if key not in seen: seen.add(key); out.append(dict(ref, config=c, key=key, gpu=str(c.get('device', 'cpu')).startswith('cuda')))
     return out
 
