@@ -82,6 +82,11 @@ def test_a_family_file_is_keyed_by_its_content(tmp_path, monkeypatch):
     f.write_text(f.read_text().replace("FAMILIES['hebbian']", "FAMILIES['delta']"))
     assert cfg.key() != key and not get_model(cfg, progress=False)[1]['cached']
     assert TrainConfig(**TINY).key().startswith('vector-delta-s0-')                    # a built-in name: as before
+    from pavlovattn.model.families import register, Family, FAMILIES
+    try:                                                                               # a family registered by name: its definition keys it
+        register(Family('by-name', 'a', 'b', 'S', step=FAMILIES['hebbian'].step)); named = TrainConfig(**dict(TINY, rule='by-name')).key()
+        register(Family('by-name', 'a', 'b', 'S', step=FAMILIES['delta'].step)); assert TrainConfig(**dict(TINY, rule='by-name')).key() != named
+    finally: FAMILIES.pop('by-name', None)
 
 def test_lr_sweep_cached(tmp_path, monkeypatch):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['CODE_VERSION', 'KINDS', 'MIGRATORS', 'CacheError', 'CachePathError', 'safe_line', 'note', 'checkout', 'root',
-           'numba_cache', 'count_compiles', 'after_compile', 'CodeKind', 'code_kind', 'code_version', 'entry',
+__all__ = ['CODE_VERSION', 'KINDS', 'DIGESTERS', 'MIGRATORS', 'CacheError', 'CachePathError', 'safe_line', 'note', 'checkout',
+           'root', 'numba_cache', 'count_compiles', 'after_compile', 'CodeKind', 'code_kind', 'code_version', 'entry',
            'source_fingerprint', 'fingerprint', 'code_digest', 'atomic_write', 'sealed', 'write_json', 'read_json',
            'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate', 'write_report']
 
@@ -213,10 +213,16 @@ def fingerprint(kind:str) -> str:
 
 # %% ../../nbs/00e_cache.ipynb #cd16e002
 _MODULE_SPEC = __import__('re').compile(r'[A-Za-z_][\w.]*:[A-Za-z_]\w*')   # package.module:NAME
+DIGESTERS: list = []   # value -> digest or None: what the floors above add (the families floor: a family a user registered by name)
 
 def code_digest(spec) -> str|None:
-    "SHA-256 (16 hex digits) of the Python file a string names as families and tasks are named: `FILE.py` or `FILE.py:NAME` (from the working folder, as the code that loads it reads it) or `package.module:NAME` (the module's file); None for any other value (a built-in name, a number, a device) or when there is no such file."
+    "SHA-256 (16 hex digits) of the Python file a string names as families and tasks are named: `FILE.py` or `FILE.py:NAME` (from the working folder, as the code that loads it reads it) or `package.module:NAME` (the module's file); else what a function of `DIGESTERS` says of it; None for any other value (a built-in name, a number, a device) or when there is no such file."
     if not isinstance(spec, str): return None
+    if (h := _file_digest(spec)) is not None: return h
+    return next((h for f in DIGESTERS if (h := f(spec)) is not None), None)
+
+def _file_digest(spec:str) -> str|None:
+    "`code_digest` of a file or module name."
     src = spec.rpartition(':')[0] if ':' in spec and not spec.endswith('.py') else spec
     if src.endswith('.py'): p = Path(src)
     elif _MODULE_SPEC.fullmatch(spec):

@@ -4,19 +4,20 @@
 
 # %% ../../nbs/00c_families.ipynb #957460f9
 from __future__ import annotations
-import importlib, math
+import dataclasses, hashlib, importlib, math
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 from typing import Callable, NamedTuple
 import torch
 from torch.autograd.function import once_differentiable
 from ..base.machine import _threads
+from ..base.cache import DIGESTERS, code_digest
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'catalogue',
-           'recurrence_code', 'known', 'register', 'load_family', 'Algorithm', 'algorithm', 'families_table',
-           'reference', 'needs_grad', 'sequential', 'chunked', 'forward', 'blocked_closed_form', 'kernel_available',
-           'fla_call', 'fla_kernel', 'fla_references', 'algorithms_table', 'compiled']
+           'recurrence_code', 'known', 'register', 'load_family', 'family_digest', 'Algorithm', 'algorithm',
+           'families_table', 'reference', 'needs_grad', 'sequential', 'chunked', 'forward', 'blocked_closed_form',
+           'kernel_available', 'fla_call', 'fla_kernel', 'fla_references', 'algorithms_table', 'compiled']
 
 # %% ../../nbs/00c_families.ipynb #bc55fa4d
 GATES = ('none', 'scalar', 'channel')
@@ -405,6 +406,32 @@ def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module
         raise ValueError(f"{src} defines no Family named {attr}" + (f" (it is a {type(fam).__name__})" if fam is not None else '')
                          + ": define FAMILY = Family(...) there, or name one as FILE.py:NAME")
     return register(fam)
+
+# %% ../../nbs/00c_families.ipynb #fd16e002
+def _fn_bytes(fn) -> bytes:
+    "A function as `family_digest` reads it: its source (else its compiled code), the values of its closure and the plain values (numbers, strings, tuples) it names among its globals."
+    import inspect, marshal
+    try: src = inspect.getsource(fn).encode()
+    except (OSError, TypeError): src = marshal.dumps(fn.__code__) if hasattr(fn, '__code__') else repr(fn).encode()
+    cells = []
+    for c in getattr(fn, '__closure__', None) or ():
+        try: cells.append(c.cell_contents)
+        except ValueError: cells.append(None)                                     # an empty cell
+    g, names = getattr(fn, '__globals__', {}), getattr(getattr(fn, '__code__', None), 'co_names', ())
+    plain = sorted((n, g[n]) for n in set(names) if n in g and isinstance(g[n], (int, float, str, bool, tuple, type(None))))
+    return src + repr([c if not callable(c) else _fn_bytes(c) for c in cells]).encode() + repr(plain).encode()
+
+def family_digest(rule) -> str|None:
+    "SHA-256 (16 hex digits) of a family a user registered by name: every field, its functions by `_fn_bytes`; None for a built-in or catalogue family (versioned with the package's code) and for a name not registered. A value whose printed form changes from one session to the next (an object shown by its address) makes the digest change too: its results are computed again, never reused wrongly."
+    if not isinstance(rule, str) or rule in _BUILTIN_SPECS or rule in catalogue() or not dict.__contains__(FAMILIES, rule): return None
+    fam, h = dict.__getitem__(FAMILIES, rule), hashlib.sha256()
+    for f in dataclasses.fields(fam):
+        v = getattr(fam, f.name); h.update(f.name.encode())
+        for x in ([v[k] for k in sorted(v)] if isinstance(v, dict) else [v]): h.update(_fn_bytes(x) if callable(x) else repr(x).encode())
+    return h.hexdigest()[:16]
+
+DIGESTERS.append(family_digest)                                                  # `base.cache.code_digest` asks it
+
 
 # %% ../../nbs/00c_families.ipynb #aa067142
 class Algorithm(NamedTuple):
