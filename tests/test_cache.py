@@ -126,9 +126,9 @@ def test_code_versions_are_bumped():
             f"(its entries are rebuilt), or, if no result can change, record the fingerprint: python -m pavlovattn.base.cache versions --record")
 
 def test_kinds_that_run_a_family_name_all_its_code():
-    "A kind whose entries run a family's recurrence names every module of it (`families.recurrence_code`: the loops, the kernels and the classical catalogue), so that a change to, say, the Kalman filter's update changes the fingerprint of the checkpoints and lr-sweeps that train it (it was missing from them)."
+    "A kind whose entries run a family's recurrence names every module of it (`core.recurrence_code`: the loops, the kernels and the classical catalogue), so that a change to, say, the Kalman filter's update changes the fingerprint of the checkpoints and lr-sweeps that train it (it was missing from them)."
     from pavlovattn.base.registry import discover; discover()
-    from pavlovattn.model.families import recurrence_code
+    from pavlovattn.model.core import recurrence_code
     rec = set(recurrence_code()); assert {'pavlovattn.model.classical', 'pavlovattn.model.kernels'} <= rec
     runs = {k: c for k, c in KINDS.items() if rec & {x.partition(':')[0] for x in c.code}}
     assert {'checkpoint', 'lr-sweep', 'task capacity', 'task battery', 'task animal-fit', 'task animal-score'} <= set(runs)

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 import torch
 from ..model.core import RULES, recur
-from ..model.families import FAMILIES, family, recurrence_code
+from ..model.families import FAMILIES, family
+from ..model.core import recurrence_code
 from ..design.designs import parse_design, trial_orders, design_blocks, compile_group, probe_rule, probe_read, refuse_unmodelled
 
 # %% auto #0

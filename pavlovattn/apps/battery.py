@@ -8,7 +8,8 @@ import contextlib, math, sys
 from typing import NamedTuple
 import torch
 import pandas as pd
-from ..model.families import family, recurrence_code
+from ..model.families import family
+from ..model.core import recurrence_code
 from ..design.designs import composite, simulate, time_estimate
 from ..base.sweep import duration
 from ..design.language import parse_design

@@ -10,7 +10,8 @@ from pathlib import Path
 import torch
 from torch import nn
 import torch.nn.functional as F
-from ..model.families import FAMILIES, family, recurrence_code
+from ..model.families import FAMILIES, family
+from ..model.core import recurrence_code
 from ..base.machine import _threads
 from ..model.layers import AttentionMixer
 import itertools, re

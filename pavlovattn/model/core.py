@@ -14,10 +14,10 @@ from ..base.machine import SizeError, human_bytes, available_bytes, check_memory
 __all__ = ['RULES', 'EXEMPLAR_READ_LIMIT', 'SCALAR_GATE_RULES', 'UnstableRateError', 'NonFiniteError', 'ExemplarMemory', 'Trace',
            'per_step', 'check_delta_rate', 'check_rates', 'check_exemplar_work', 'choose_algorithm', 'recur',
            'rescorla_wagner', 'acquisition_curve', 'one_key_trials', 'probe_readouts', 'Summary', 'batch_mean_sd',
-           'summarize']
+           'summarize', 'recurrence_code']
 
 # %% ../../nbs/00_core.ipynb #09cdff08
-from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS, _autocast
+from .families import FAMILIES, Family, family, check_params, forward, needs_grad, ALGORITHMS, _autocast, catalogue_modules
 from .families import algorithm as algorithm_of
 from .kernels import RANGES
 
@@ -513,6 +513,12 @@ def _summary_numba(k, v, fam, b, g, S0, P, index):
                 idx, kk[:, h], vv[:, h, i], bb[:, h], gg[:, h], Pn, S0n[:, h, i], delta)
     t = torch.from_numpy
     return Summary(t(ps), t(cnt), t(st), t(m) if P is not None else None, t(s) if P is not None else None)
+
+# %% ../../nbs/00_core.ipynb #ac16e002
+def recurrence_code() -> tuple:
+    "The modules whose code computes a family's recurrence: this one (`recur`), the families' specs and loops, the compiled kernels, and every module of this floor that declares a `CATALOGUE` (`families.catalogue_modules`). A cache kind whose entries run a family names them all as its code (`base.cache.code_kind`), so that a change to any family's update fails the recorded fingerprint until the kind's version is bumped and its entries are made again."
+    return ('pavlovattn.model.core', 'pavlovattn.model.families', 'pavlovattn.model.kernels', *catalogue_modules())
+
 
 # %% ../../nbs/00_core.ipynb #a8d2173f
 from ..base.registry import claim, Verdict

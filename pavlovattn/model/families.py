@@ -15,7 +15,7 @@ from ..base.cache import DIGESTERS, code_digest
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'catalogue',
-           'recurrence_code', 'known', 'register', 'load_family', 'family_digest', 'Algorithm', 'algorithm',
+           'catalogue_modules', 'known', 'register', 'load_family', 'family_digest', 'Algorithm', 'algorithm',
            'families_table', 'reference', 'needs_grad', 'sequential', 'chunked', 'forward', 'blocked_closed_form',
            'kernel_available', 'fla_call', 'fla_kernel', 'fla_references', 'algorithms_table', 'compiled']
 
@@ -311,9 +311,9 @@ def catalogue() -> dict:
             if (c := getattr(importlib.import_module(m.name), 'CATALOGUE', None)): _CATALOGUE.update(c); _CATALOGUE_MODULES.append(m.name)
     return _CATALOGUE
 
-def recurrence_code() -> tuple:
-    "The modules whose code computes a family's recurrence: the loops and their fast forms (`core`, this module, `kernels`) and every module of this floor that declares a `CATALOGUE` (the classical families' updates). A cache kind whose entries run a family names them all as its code, so that a change to any family's update retires those entries (or fails the recorded fingerprint until its version is bumped)."
-    catalogue(); return ('pavlovattn.model.core', 'pavlovattn.model.families', 'pavlovattn.model.kernels', *_CATALOGUE_MODULES)
+def catalogue_modules() -> list:
+    "The modules of this floor that declare a `CATALOGUE`, by name (where the classical families' updates are written): part of what a cached result of a family depends on (`core.recurrence_code`)."
+    catalogue(); return list(_CATALOGUE_MODULES)
 
 def known() -> tuple:
     "Every name `family` takes: the families registered so far, then the catalogue's not yet asked for."

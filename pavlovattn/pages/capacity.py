@@ -7,7 +7,8 @@ from __future__ import annotations
 import math, os, functools
 import torch
 from ..model.core import recur
-from ..model.families import FAMILIES, family, recurrence_code
+from ..model.families import FAMILIES, family
+from ..model.core import recurrence_code
 
 # %% auto #0
 __all__ = ['PROTOCOL', 'PAPER', 'CRITERIA', 'REPLICATE_STRIDE', 'REPLICATES', 'CARD_D', 'CARD_DRAWS', 'criterion_line',
