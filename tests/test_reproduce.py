@@ -189,6 +189,11 @@ def test_time_reproduce_reads_the_stages_from_makes_own_lines(tmp_path):
     r = subprocess.run([sys.executable, str(root / 'tools' / 'time_reproduce.py'), '--json_path', str(tmp_path / 't.json'), '--show'], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout == ('make reproduce from a fresh clone of abc1234 took 3 min 36 s: 2 min 11 s for the venv, 19 s for the site, '
                                               '66 s for the claims (55 claims: 46 checks pass, 9 fail); load 0.2 at the start, 2.9 at the end; 2026-12-03 22:33 UTC\n'), r.stdout
+    sped = dict(rec, tier='trained', step_ms_before=dict(mha=14.25, delta=20.1), step_ms_after=None)
+    (tmp_path / 's.json').write_text(json.dumps(dict(runs=[sped])))
+    r = subprocess.run([sys.executable, str(root / 'tools' / 'time_reproduce.py'), '--json_path', str(tmp_path / 's.json'), '--show'], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "2.9 at the end; the MHA model's step 14.25 ms before, not measured after; 2026-12-03" in r.stdout, r.stdout
+    assert tr.STEP.findall('mha    14.86 ms/step  1.00 x\ndelta   21.18 ms/step') == [('mha', '14.86'), ('delta', '21.18')]
     (tmp_path / 'bad.json').write_text('[1]')
     r = subprocess.run([sys.executable, str(root / 'tools' / 'time_reproduce.py'), '--json_path', str(tmp_path / 'bad.json'), '--show'], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and 'is not a record of runs' in r.stderr, r.stderr

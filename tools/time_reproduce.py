@@ -5,7 +5,8 @@ The home folder is a new empty one (HOME set to it, XDG_CACHE_HOME and PAVLOVATT
 pip and npm configuration files copied in, so that the same package index or wheel mirror is used. `make reproduce`
 runs with its output timestamped line by line; the stages are read from its own lines (`== reproduce 1/2` ends the venv,
 `== reproduce 2/2` ends the site, the end of the run ends the claims). Recorded, per run: the seconds of each stage and
-in all, the 1-minute load average at the start and the end, the claims' summary line, whether the report and the site
+in all, the 1-minute load average at the start and the end, for the trained tier this machine's speed just before and after
+the run (`step_ms`: the MHA and delta models' training step, outside the timed run), the claims' summary line, whether the report and the site
 were written, what the run changed among the clone's tracked files (`git status --porcelain`, the report and the site
 being ignored), and which files it wrote into the home folder outside pip's, uv's and npm's own caches (a per-project cache
 writes none there). Merged into `--json_path` (default nbs/reproduce_times.json, written atomically), newest last; the
@@ -42,13 +43,28 @@ def _load() -> float: return float(Path('/proc/loadavg').read_text().split()[0])
 
 
 TIERS = ('default', 'trained', 'full')   # the Makefile's TIER values
+STEP = re.compile(r'^(mha|delta)\s+([\d.]+) ms/step', re.M)
+
+def step_ms() -> dict|None:
+    "This machine's speed now: the training step at T 40 of the MHA model and of the delta model, one thread (benchmarks/bench_training.py, 2 repeats), in ms; None where the benchmark does not run. A trained-tier record takes it before and after its run: the same code takes up to 40% longer at a slow hour."
+    try: r = subprocess.run([sys.executable, str(ROOT / 'benchmarks' / 'bench_training.py'), '--families', 'delta', '--seq-lens', '40', '--repeats', '2'],
+                            capture_output=True, text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    except (OSError, subprocess.SubprocessError): return None
+    got = {m.group(1): float(m.group(2)) for m in STEP.finditer(r.stdout)}
+    return got if r.returncode == 0 and len(got) == 2 else None
 
 def sentence(r:dict) -> str:
     "One line for a recorded run."
     tier = r.get('tier', 'default'); size = f" at PAVLOVATTN_TRAINED_SIZE={r['trained_size']}" if r.get('trained_size') else ''
     return (f"make reproduce{'' if tier == 'default' else ' TIER=' + tier}{size} from a fresh clone of {r['commit']} took {clock(r['seconds']['total'])}: {clock(r['seconds']['venv'])} for the venv, "
             f"{clock(r['seconds']['site'])} for the site, {clock(r['seconds']['claims'])} for the claims ({r['claims_line'] or 'no summary line'}); "
-            f"load {r['load_start']} at the start, {r['load_end']} at the end; {r['date']}")
+            f"load {r['load_start']} at the start, {r['load_end']} at the end" + _speed(r) + f"; {r['date']}")
+
+def _speed(r:dict) -> str:
+    "The machine's speed around a run, as `step_ms` read it (records before it have none)."
+    b, a = r.get('step_ms_before'), r.get('step_ms_after')
+    say = lambda x: f"{x['mha']:.2f} ms" if x else 'not measured'
+    return f"; the MHA model's step {say(b)} before, {say(a)} after" if 'step_ms_before' in r else ''
 
 def _home(real_home:Path) -> Path:
     "A new empty home folder holding only copies of the user's pip and npm configuration (the same index or mirror)."
@@ -68,16 +84,19 @@ def run(keep:bool=False, tier:str='default') -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ('XDG_CACHE_HOME', 'PAVLOVATTN_CACHE', 'VIRTUAL_ENV')}
     env.update(HOME=str(home), PYENV_ROOT=os.environ.get('PYENV_ROOT') or str(real_home / '.pyenv'))   # a pyenv python keeps working
     print(f'time_reproduce: make reproduce TIER={tier} in a fresh clone of {commit} ({repo}), home {home}', file=sys.stderr, flush=True)
+    speed0 = step_ms() if tier == 'trained' else None                        # outside the timed run
     load0, t0, lines = _load(), time.perf_counter(), []
     p = subprocess.Popen(['nice', '-n', '5', 'make', 'reproduce', f'TIER={tier}'], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors='replace')
     for line in p.stdout:
         for part in line.rstrip('\n').split('\r'):                             # a progress bar's redraws are lines too
             if part.strip(): lines.append((time.perf_counter() - t0, part))
     rc = p.wait(); lines.append((time.perf_counter() - t0, f'(exit status {rc})'))
+    load1 = _load(); speed1 = step_ms() if tier == 'trained' else None
     status = subprocess.run(['git', 'status', '--porcelain'], cwd=repo, capture_output=True, text=True, check=True).stdout.splitlines()
     wrote = sorted(f for f in _files(home) - before if not f.startswith(('.cache/pip/', '.cache/uv/', '.npm/')))   # the installers' own caches
     rec = dict(commit=commit, tier=tier, trained_size=os.environ.get('PAVLOVATTN_TRAINED_SIZE') or None, cores=len(os.sched_getaffinity(0)), date=datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'), exit_status=rc,
-               seconds=stages(lines), load_start=round(load0, 2), load_end=round(_load(), 2),
+               seconds=stages(lines), load_start=round(load0, 2), load_end=round(load1, 2),
+               **(dict(step_ms_before=speed0, step_ms_after=speed1) if tier == 'trained' else {}),
                claims_line=next((l for _, l in reversed(lines) if SUMMARY.match(l)), None),
                report_written=(repo / 'reproduce-report.json').is_file(), site_written=(repo / '_docs' / 'index.html').is_file(),
                tree_changed=status, home_written=wrote, project_cache_in_home=any('pavlovattn' in f for f in wrote),
