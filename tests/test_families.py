@@ -466,3 +466,14 @@ def test_compiled_state_only_and_strided_inputs(fam):
     a = forward(fam, *xs, g, S0, kw, None, 'out', algorithm='compiled')
     c = forward(fam, q, k, v, b, g, S0, kw, None, 'out', algorithm='compiled')
     assert torch.equal(a[1], c[1]) and torch.equal(a[2], c[2])
+
+
+def test_an_edited_family_file_is_read_from_its_source(tmp_path, monkeypatch):
+    "load_family compiles the file's source every time: with bytecode caching on, an edit at the same size within the same second (a .pyc's timestamp is whole seconds) loaded the old code from __pycache__, while the caches already keyed the new content."
+    import sys
+    from pavlovattn.model.families import load_family
+    monkeypatch.setattr(sys, 'dont_write_bytecode', False)
+    f = tmp_path / 'fam.py'
+    src = "from pavlovattn.model.families import Family\nRATE = 1.0\ndef _s(S, k, v, b, g, kw): return S * RATE\nFAM = Family('pyc-edit', 'a', 'b', 'S', step=_s)\n"
+    f.write_text(src); assert load_family(f'{f}:FAM').step.__globals__['RATE'] == 1.0
+    f.write_text(src.replace('1.0', '0.5')); assert load_family(f'{f}:FAM').step.__globals__['RATE'] == 0.5

@@ -396,7 +396,7 @@ def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module
         if not p.is_file(): raise ValueError(f"cannot load a family from {src}: no such file")
         s = importlib.util.spec_from_file_location(f'pavlovattn_user_{abs(hash(str(p.resolve())))}', p)
         mod = importlib.util.module_from_spec(s)
-        try: s.loader.exec_module(mod)
+        try: exec(compile(p.read_bytes(), str(p), 'exec'), mod.__dict__)   # from its source every time: a cached .pyc of an edit in the same second, at the same size, would be the old code
         except Exception as e: raise ValueError(f"cannot load a family from {src}: {type(e).__name__}: {e}") from None
     else:
         try: mod = importlib.import_module(src)
