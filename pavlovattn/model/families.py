@@ -422,7 +422,7 @@ def _fn_bytes(fn) -> bytes:
     return src + repr([c if not callable(c) else _fn_bytes(c) for c in cells]).encode() + repr(plain).encode()
 
 def family_digest(rule) -> str|None:
-    "SHA-256 (16 hex digits) of a family a user registered by name: every field, its functions by `_fn_bytes`; None for a built-in or catalogue family (versioned with the package's code) and for a name not registered. A value whose printed form changes from one session to the next (an object shown by its address) makes the digest change too: its results are computed again, never reused wrongly."
+    "SHA-256 (16 hex digits) of a family a user registered by name: every field, its functions by their source, the values of their closures and the plain values they name among their globals; None for a built-in or catalogue family (versioned with the package's code) and for a name not registered. A value whose printed form changes from one session to the next (an object shown by its address) makes the digest change too: its results are computed again, never reused wrongly."
     if not isinstance(rule, str) or rule in _BUILTIN_SPECS or rule in catalogue() or not dict.__contains__(FAMILIES, rule): return None
     fam, h = dict.__getitem__(FAMILIES, rule), hashlib.sha256()
     for f in dataclasses.fields(fam):
