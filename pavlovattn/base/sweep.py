@@ -4,7 +4,7 @@
 
 # %% ../../nbs/17_sweep.ipynb #ea4c86cf
 from __future__ import annotations
-import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
+import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, functools, hashlib, importlib, itertools, json, math, os, socket, sys, time, traceback, types
 from collections import deque
 from pathlib import Path
 from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
@@ -182,9 +182,9 @@ def tasks(grid:dict) -> list:
     "The grid's tasks, in grid order, each once: its function (`resolve`), its configuration and its content address `key` (with the content of any file of code a configuration value names, `code_digest`: an edited family file runs again)."
     try: ref = resolve(grid.get('task'), grid.get('base'))
     except CacheError as e: raise GridError(str(e))
-    out, seen = [], set()
+    out, seen, digest = [], set(), functools.lru_cache(None)(code_digest)       # a file read once per grid, not once per configuration
     for c in expand(grid):
-        code = {k: h for k, v in c.items() if (h := code_digest(v))}
+        code = {k: h for k, v in c.items() if isinstance(v, str) and (h := digest(v))}
         key = _sha(json.dumps(dict(task=ref['task'], version=ref['version'], config=c, **({'code': code} if code else {})), sort_keys=True))
         if key not in seen: seen.add(key); out.append(dict(ref, config=c, key=key, gpu=str(c.get('device', 'cpu')).startswith('cuda')))
     return out
