@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything `make test` checks; the last line is "N passed, M failed" over all checks:
-# library/notebook sync (1), each notebook (nbdev_test), each pytest test, each page of the built site.
+# library/notebook sync (1), each notebook (nbdev_test), each pytest test, each page of the built site, README.md as the
+# docs build writes it (1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 P=0; F=0
@@ -62,6 +63,10 @@ echo "$out" | grep -v '^ok '
 sp=$(echo "$out" | tail -1 | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+' || echo 0)
 sf=$(echo "$out" | tail -1 | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+' || echo 1)
 add $sp $sf
+# The docs build writes README.md from nbs/index.ipynb (settings.ini's readme_nb): an edit made to README.md alone is undone
+# there, and a `make reproduce` of the commit reports its tree changed.
+if git diff --quiet -- README.md; then add 1 0; echo "readme: ok (README.md is what nbs/index.ipynb makes)"
+else add 0 1; echo "readme: FAILED: the docs build changed README.md: edit nbs/index.ipynb, run make docs, commit both"; git diff --stat -- README.md; fi
 
 echo "$P passed, $F failed"
 [[ $F -eq 0 ]]
