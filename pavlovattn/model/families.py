@@ -34,7 +34,7 @@ class Family:
     gate: str = 'none'               # forgetting of the state: 'none', 'scalar' (one factor per step), 'channel' (one per key feature)
     default_gamma: float|None = None # γ when none is given; None: the family has no γ (only γ = 1 is accepted)
     gamma_means: str = ''            # what γ is in this family
-    rate_bound: float|None = None    # largest stable β·(w·r); None: every β ≥ 0 is stable
+    rate_bound: float|None = None    # largest stable β·(w·r); None: no bound declared (none exists for the contiguity writes; not derived for the catalogue's nonlinear rules, whose divergence `recur` refuses as non-finite)
     extra_row: str|None = None       # one more state row: 'norm' (the running key sum) or 'trace' (the key trace)
     write_key: bool = False          # takes separate write keys `kw` (Van Hamme–Wasserman)
     exemplar: bool = False           # no fixed-size state: stores every trial (softmax attention)
