@@ -475,5 +475,8 @@ def test_an_edited_family_file_is_read_from_its_source(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, 'dont_write_bytecode', False)
     f = tmp_path / 'fam.py'
     src = "from pavlovattn.model.families import Family\nRATE = 1.0\ndef _s(S, k, v, b, g, kw): return S * RATE\nFAM = Family('pyc-edit', 'a', 'b', 'S', step=_s)\n"
-    f.write_text(src); assert load_family(f'{f}:FAM').step.__globals__['RATE'] == 1.0
-    f.write_text(src.replace('1.0', '0.5')); assert load_family(f'{f}:FAM').step.__globals__['RATE'] == 0.5
+    from pavlovattn.model.families import FAMILIES
+    try:
+        f.write_text(src); assert load_family(f'{f}:FAM').step.__globals__['RATE'] == 1.0
+        f.write_text(src.replace('1.0', '0.5')); assert load_family(f'{f}:FAM').step.__globals__['RATE'] == 0.5
+    finally: FAMILIES.pop('pyc-edit', None)                                         # later tests loop over the registered families

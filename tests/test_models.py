@@ -76,17 +76,19 @@ def test_a_family_file_is_keyed_by_its_content(tmp_path, monkeypatch):
     "A model of a family named by a file is cached under the checkpoints folder itself (its path's separators written as _, not as folders) and keyed by the file's content: the same file loads, an edited one trains again (it loaded the old family's model)."
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path / 'cache'))
     f = tmp_path / 'fams' / 'fam.py'; f.parent.mkdir(); f.write_text("from pavlovattn.model.families import Family, FAMILIES\nFAM = Family('from-file', 'a', 'b', 'S', step=FAMILIES['hebbian'].step)\n")
-    cfg = TrainConfig(**dict(TINY, rule=f'{f}:FAM')); key = cfg.key()
-    assert checkpoint_path(cfg).parent == tmp_path / 'cache' / 'checkpoints' and '/' not in key
-    assert not get_model(cfg, progress=False)[1]['cached'] and get_model(cfg, progress=False)[1]['cached']
-    f.write_text(f.read_text().replace("FAMILIES['hebbian']", "FAMILIES['delta']"))
-    assert cfg.key() != key and not get_model(cfg, progress=False)[1]['cached']
-    assert TrainConfig(**TINY).key().startswith('vector-delta-s0-')                    # a built-in name: as before
     from pavlovattn.model.families import register, Family, FAMILIES
-    try:                                                                               # a family registered by name: its definition keys it
+    try:
+        cfg = TrainConfig(**dict(TINY, rule=f'{f}:FAM')); key = cfg.key()
+        assert checkpoint_path(cfg).parent == tmp_path / 'cache' / 'checkpoints' and '/' not in key
+        assert not get_model(cfg, progress=False)[1]['cached'] and get_model(cfg, progress=False)[1]['cached']
+        f.write_text(f.read_text().replace("FAMILIES['hebbian']", "FAMILIES['delta']"))
+        assert cfg.key() != key and not get_model(cfg, progress=False)[1]['cached']
+        assert TrainConfig(**TINY).key().startswith('vector-delta-s0-')                # a built-in name: as before
         register(Family('by-name', 'a', 'b', 'S', step=FAMILIES['hebbian'].step)); named = TrainConfig(**dict(TINY, rule='by-name')).key()
-        register(Family('by-name', 'a', 'b', 'S', step=FAMILIES['delta'].step)); assert TrainConfig(**dict(TINY, rule='by-name')).key() != named
-    finally: FAMILIES.pop('by-name', None)
+        register(Family('by-name', 'a', 'b', 'S', step=FAMILIES['delta'].step))    # a family registered by name: its definition keys it
+        assert TrainConfig(**dict(TINY, rule='by-name')).key() != named
+    finally:
+        for n in ('from-file', 'by-name'): FAMILIES.pop(n, None)                     # later tests loop over the registered families
 
 def test_lr_sweep_cached(tmp_path, monkeypatch):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))

@@ -319,12 +319,15 @@ FAM = Family('edited', 'linear attention, scaled', 'Hebbian contiguity, scaled',
 
 def test_an_edited_family_file_runs_again(tmp_path, monkeypatch):
     "A sweep entry is keyed by the content of a family file its configuration names (`code_digest`): the same file is read from the cache; an edited one runs again and gives its own numbers (it was answered with the old file's card)."
+    from pavlovattn.model.families import FAMILIES
     monkeypatch.chdir(tmp_path); (tmp_path / 'fam.py').write_text(FAMILY_FILE)
     g = dict(task='battery', configs=[dict(rule='fam.py:FAM', subjects=20, seed=0)])
-    first = sw.run(g, cache=tmp_path / 'c', progress=False)
-    again = sw.run(g, cache=tmp_path / 'c', progress=False)
-    assert (first.attrs['summary']['ran'], again.attrs['summary']['ran'], again.attrs['summary']['cached']) == (1, 0, 1)
-    (tmp_path / 'fam.py').write_text(FAMILY_FILE.replace('RATE = 1.0', 'RATE = 0.5'))
-    edited = sw.run(g, cache=tmp_path / 'c', progress=False)
+    try:
+        first = sw.run(g, cache=tmp_path / 'c', progress=False)
+        again = sw.run(g, cache=tmp_path / 'c', progress=False)
+        assert (first.attrs['summary']['ran'], again.attrs['summary']['ran'], again.attrs['summary']['cached']) == (1, 0, 1)
+        (tmp_path / 'fam.py').write_text(FAMILY_FILE.replace('RATE = 1.0', 'RATE = 0.5'))
+        edited = sw.run(g, cache=tmp_path / 'c', progress=False)
+    finally: FAMILIES.pop('edited', None)                                           # later tests loop over the registered families
     assert edited.attrs['summary']['ran'] == 1 and set(edited.key) != set(first.key)
     assert not first.drop(columns='key').equals(edited.drop(columns='key'))            # another family: another card
