@@ -13,3 +13,10 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason='slow: run with pytest --slow or PAVLOVATTN_SLOW=1')
     for item in items:
         if 'slow' in item.keywords: item.add_marker(skip)
+
+@pytest.fixture(autouse=True, scope='module')
+def _families_as_found():
+    "A test file that registers a family (from a file, by name) leaves the registry as it found it: files that later run in the same pytest worker loop over every registered family (test_animal's bit-for-bit check ran a test's leftover family)."
+    from pavlovattn.model.families import FAMILIES, catalogue
+    before = set(dict.keys(FAMILIES)); yield
+    for n in set(dict.keys(FAMILIES)) - before - set(catalogue()): dict.pop(FAMILIES, n, None)
