@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00e_cache.ipynb #3654f324
 from __future__ import annotations
-import ast, contextlib, fcntl, hashlib, importlib, json, math, os, signal, stat, sys, tempfile, threading
+import ast, contextlib, fcntl, hashlib, importlib, json, math, os, re, signal, stat, sys, tempfile, threading
 import platformdirs
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,7 +212,7 @@ def fingerprint(kind:str) -> str:
     return h.hexdigest()[:16]
 
 # %% ../../nbs/00e_cache.ipynb #cd16e002
-_MODULE_SPEC = __import__('re').compile(r'[A-Za-z_][\w.]*:[A-Za-z_]\w*')   # package.module:NAME
+_MODULE_SPEC = re.compile(r'[A-Za-z_][\w.]*:[A-Za-z_]\w*')   # package.module:NAME
 DIGESTERS: list = []   # value -> digest or None: what the floors above add (the families floor: a family a user registered by name)
 
 def code_digest(spec) -> str|None:

@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple
 import torch
 from torch.autograd.function import once_differentiable
 from ..base.machine import _threads
-from ..base.cache import DIGESTERS, code_digest
+from ..base.cache import DIGESTERS
 
 # %% auto #0
 __all__ = ['GATES', 'FAMILIES', 'BUILTIN', 'FAST_CHECK_SIZES', 'ALGORITHMS', 'Family', 'check_params', 'family', 'catalogue',
@@ -408,8 +408,9 @@ def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module
     return register(fam)
 
 # %% ../../nbs/00c_families.ipynb #fd16e002
-def _fn_bytes(fn) -> bytes:
-    "A function as `family_digest` reads it: its source (else its compiled code), the values of its closure and the plain values (numbers, strings, tuples) it names among its globals."
+def _fn_bytes(fn, seen:frozenset=frozenset()) -> bytes:
+    "A function as `family_digest` reads it: its source (else its compiled code), the values of its closure and the plain values (numbers, strings, tuples) it names among its globals; a function met again inside its own closure (`seen`) by name only."
+    if id(fn) in seen: return repr(getattr(fn, '__qualname__', fn)).encode()
     import inspect, marshal
     try: src = inspect.getsource(fn).encode()
     except (OSError, TypeError): src = marshal.dumps(fn.__code__) if hasattr(fn, '__code__') else repr(fn).encode()
@@ -419,7 +420,7 @@ def _fn_bytes(fn) -> bytes:
         except ValueError: cells.append(None)                                     # an empty cell
     g, names = getattr(fn, '__globals__', {}), getattr(getattr(fn, '__code__', None), 'co_names', ())
     plain = sorted((n, g[n]) for n in set(names) if n in g and isinstance(g[n], (int, float, str, bool, tuple, type(None))))
-    return src + repr([c if not callable(c) else _fn_bytes(c) for c in cells]).encode() + repr(plain).encode()
+    return src + repr([c if not callable(c) else _fn_bytes(c, seen | {id(fn)}) for c in cells]).encode() + repr(plain).encode()
 
 def family_digest(rule) -> str|None:
     "SHA-256 (16 hex digits) of a family a user registered by name: every field, its functions by their source, the values of their closures and the plain values they name among their globals; None for a built-in or catalogue family (versioned with the package's code) and for a name not registered. A value whose printed form changes from one session to the next (an object shown by its address) makes the digest change too: its results are computed again, never reused wrongly."
