@@ -90,6 +90,21 @@ def test_a_family_file_is_keyed_by_its_content(tmp_path, monkeypatch):
     finally:
         for n in ('from-file', 'by-name'): FAMILIES.pop(n, None)                     # later tests loop over the registered families
 
+def test_a_family_registered_by_name_trains_here(tmp_path, monkeypatch, capfd):
+    "Worker processes do not know a family registered by name in this process: `get_models` trains its models here, one line says so, and each model is the one `train` gives alone (a worker would fail: unknown rule)."
+    monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
+    from pavlovattn.apps.models import get_models
+    from pavlovattn.model.families import register, Family
+    try:
+        register(Family('here-only', 'a', 'b', 'S', step=FAMILIES['hebbian'].step))
+        cfgs = [TrainConfig(**dict(TINY, rule='here-only', seed=s)) for s in (0, 1)]
+        got = get_models(cfgs, workers=2, progress=False)
+        assert "'here-only' is a family registered in this process" in capfd.readouterr().err
+        for c, (m, met) in zip(cfgs, got):
+            alone, _ = train(c, progress=False)
+            assert met['source'] == 'trained' and all(torch.equal(a, b) for a, b in zip(m.state_dict().values(), alone.state_dict().values()))
+    finally: FAMILIES.pop('here-only', None)
+
 def test_lr_sweep_cached(tmp_path, monkeypatch):
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path))
     cfg = TrainConfig(task='vector', rule='hebbian', batch=4, d_model=16, eval_every=2, eval_batch=8)

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from torch import nn
 import torch.nn.functional as F
-from ..model.families import FAMILIES, family
+from ..model.families import FAMILIES, family, family_digest
 from ..model.core import recurrence_code
 from ..base.machine import _threads
 from ..model.layers import AttentionMixer
@@ -410,10 +410,15 @@ def worker_nice() -> int:
     return int(s)
 
 def _pool(cfgs:list, device, workers:int|None) -> int:
-    "How many processes train `cfgs`: `workers` (None: one per CPU core once their steps reach `POOL_STEPS`, else 1), at most one per member; 1 (here) off the CPU."
+    "How many processes train `cfgs`: `workers` (None: one per CPU core once their steps reach `POOL_STEPS`, else 1), at most one per member; 1 (here) off the CPU, and for a family registered by name in this process, which a worker process does not know (one line says so)."
     if str(device) != 'cpu' or not cfgs: return 1
     if workers is None: workers = cpu_cores() if sum(c.steps for c in cfgs) >= POOL_STEPS else 1
-    return max(1, min(len(cfgs), workers))
+    n = max(1, min(len(cfgs), workers))
+    if n > 1 and (own := sorted({c.rule for c in cfgs if family_digest(c.rule)})):
+        note(f"pavlovattn: {', '.join(map(repr, own))} {'is a family' if len(own) == 1 else 'are families'} registered in this process, unknown to worker processes: "
+             f"its models train here, one after another (a family in a file, 'FILE.py:NAME', trains in workers)")
+        return 1
+    return n
 
 def _cost(c:TrainConfig) -> float:
     "A member's training cost, relative: steps x sequences x tokens x width² x layers, three times that for a family that trains through its reference loop (a step of Python per token)."
