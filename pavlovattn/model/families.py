@@ -4,7 +4,7 @@
 
 # %% ../../nbs/00c_families.ipynb #957460f9
 from __future__ import annotations
-import dataclasses, hashlib, importlib, math
+import dataclasses, hashlib, importlib, math, types
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 from typing import Callable, NamedTuple
@@ -408,8 +408,12 @@ def load_family(spec:str, # `path/to/file.py`, `file.py:NAME` or `package.module
     return register(fam)
 
 # %% ../../nbs/00c_families.ipynb #fd16e002
+def _global_names(code) -> set:
+    "The global names a code object reads, and those of the functions and lambdas defined inside it."
+    return set(code.co_names).union(*(_global_names(c) for c in code.co_consts if hasattr(c, 'co_names')))
+
 def _fn_bytes(fn, seen:frozenset=frozenset()) -> bytes:
-    "A function as `family_digest` reads it: its source (else its compiled code), the values of its closure and the plain values (numbers, strings, tuples) it names among its globals; a function met again inside its own closure (`seen`) by name only."
+    "A function as `family_digest` reads it: its source (else its compiled code), the values of its closure, the plain values (numbers, strings, tuples) it names among its globals and, the same way, the functions of its own module it names there (a helper defined beside it); a function met again on the way (`seen`) by name only."
     if id(fn) in seen: return repr(getattr(fn, '__qualname__', fn)).encode()
     import inspect, marshal
     try: src = inspect.getsource(fn).encode()
@@ -418,12 +422,14 @@ def _fn_bytes(fn, seen:frozenset=frozenset()) -> bytes:
     for c in getattr(fn, '__closure__', None) or ():
         try: cells.append(c.cell_contents)
         except ValueError: cells.append(None)                                     # an empty cell
-    g, names = getattr(fn, '__globals__', {}), getattr(getattr(fn, '__code__', None), 'co_names', ())
-    plain = sorted((n, g[n]) for n in set(names) if n in g and isinstance(g[n], (int, float, str, bool, tuple, type(None))))
-    return src + repr([c if not callable(c) else _fn_bytes(c, seen | {id(fn)}) for c in cells]).encode() + repr(plain).encode()
+    g, code = getattr(fn, '__globals__', {}), getattr(fn, '__code__', None)
+    names, seen = (_global_names(code) if code else set()), seen | {id(fn)}
+    plain = sorted((n, g[n]) for n in names if n in g and isinstance(g[n], (int, float, str, bool, tuple, type(None))))
+    helpers = [(n, _fn_bytes(g[n], seen)) for n in sorted(names) if isinstance(g.get(n), types.FunctionType) and g[n].__module__ == fn.__module__]
+    return src + repr([c if not callable(c) else _fn_bytes(c, seen) for c in cells]).encode() + repr(plain).encode() + repr(helpers).encode()
 
 def family_digest(rule) -> str|None:
-    "SHA-256 (16 hex digits) of a family a user registered by name: every field, its functions by their source, the values of their closures and the plain values they name among their globals; None for a built-in or catalogue family (versioned with the package's code) and for a name not registered. A value whose printed form changes from one session to the next (an object shown by its address) makes the digest change too: its results are computed again, never reused wrongly."
+    "SHA-256 (16 hex digits) of a family a user registered by name: every field, its functions by their source, the values of their closures, the plain values and the functions of their own module (helpers) they name among their globals; None for a built-in or catalogue family (versioned with the package's code) and for a name not registered. A value whose printed form changes from one session to the next (an object shown by its address) makes the digest change too: its results are computed again, never reused wrongly."
     if not isinstance(rule, str) or rule in _BUILTIN_SPECS or rule in catalogue() or not dict.__contains__(FAMILIES, rule): return None
     fam, h = dict.__getitem__(FAMILIES, rule), hashlib.sha256()
     for f in dataclasses.fields(fam):
