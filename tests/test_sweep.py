@@ -331,3 +331,15 @@ def test_an_edited_family_file_runs_again(tmp_path, monkeypatch):
     finally: FAMILIES.pop('edited', None)                                           # later tests loop over the registered families
     assert edited.attrs['summary']['ran'] == 1 and set(edited.key) != set(first.key)
     assert not first.drop(columns='key').equals(edited.drop(columns='key'))            # another family: another card
+
+def test_a_family_registered_by_name_is_refused_on_worker_backends(tmp_path):
+    "Worker processes do not see a family registered by name in this process (each task failed with 'unknown rule'): the processes backend refuses it in one line before starting; in process it runs."
+    from pavlovattn.model.families import FAMILIES, Family, register
+    g = dict(task='battery', configs=[dict(rule='here-only', subjects=20, seed=0)])
+    try:
+        register(Family('here-only', 'a', 'b', 'S', step=FAMILIES['hebbian'].step))
+        with pytest.raises(sw.BackendError, match=r"'here-only' is defined in this process only .*backend='inprocess'"):
+            sw.run(g, cache=tmp_path / 'p', backend='processes', workers=2, progress=False)
+        assert not (tmp_path / 'p' / 'sweep').exists() or not any((tmp_path / 'p' / 'sweep').iterdir())
+        assert sw.run(g, cache=tmp_path / 'i', progress=False).attrs['summary']['ran'] == 1
+    finally: FAMILIES.pop('here-only', None)
