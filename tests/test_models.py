@@ -72,6 +72,24 @@ def test_checkpoint_round_trip_and_cache(tmp_path, monkeypatch):
     _, met4 = get_model(cfg, progress=False, retrain=True); assert not met4['cached'] and path.stat().st_mtime_ns >= mtime
     assert TrainConfig(seed=1).key() != TrainConfig(seed=2).key() and TrainConfig(lr=1e-3).key() != TrainConfig(lr=3e-3).key()
 
+@pytest.mark.parametrize('rule', ['delta', 'hebbian', 'gated-delta'])
+def test_loss_at_the_query_rows_is_the_full_outputs_loss(rule):
+    "`loss_and_metric` runs the last block's MLP, the final norm and the head at the loss's positions only (`rows`): its loss, metric and every gradient equal those of the whole outputs masked afterwards (float64, 1e-12)."
+    import torch.nn.functional as F
+    for t in (TokenTask(vocab=32, seq_len=24, pairs=(4, 6)), VectorTask(seq_len=24)):
+        torch.manual_seed(0); m = AssocLM(t, rule, d_model=16).double()
+        b = {k: v.double() if v.is_floating_point() else v for k, v in t.batch(4, torch.Generator().manual_seed(3)).items()}
+        l, a = loss_and_metric(m, b); g = torch.autograd.grad(l, list(m.parameters()), allow_unused=True)
+        p = m(b)
+        if t.kind == 'token':
+            r = b['y'] != -100; lf, af = F.cross_entropy(p[r], b['y'][r]), (p[r].argmax(-1) == b['y'][r]).double().mean()
+        else:
+            r = b['mask']; e = (p[r] - b['target'][r]).square().sum(-1); lf = e.mean(); af = 1 - e.mean() / b['target'][r].square().sum(-1).mean()
+        gf = torch.autograd.grad(lf, list(m.parameters()), allow_unused=True)
+        assert 0 < r.sum() < r.numel() and abs(float((l - lf).detach())) <= 1e-12 * abs(float(lf.detach())) and abs(float(a) - float(af.detach())) <= 1e-12
+        for x, y in zip(g, gf):
+            assert (x is None) == (y is None) and (x is None or torch.allclose(x, y, rtol=1e-10, atol=1e-14))
+
 def test_a_family_file_is_keyed_by_its_content(tmp_path, monkeypatch):
     "A model of a family named by a file is cached under the checkpoints folder itself (its path's separators written as _, not as folders) and keyed by the file's content: the same file loads, an edited one trains again (it loaded the old family's model)."
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path / 'cache'))

@@ -153,10 +153,15 @@ class AssocLM(nn.Module):
         if self.task.kind == 'token': return self.emb(b['x'])
         return self.emb(b['cue']).sum(-2) + self.out_in(b['out']) + self.flag(b['query'].long())
 
-    def forward(self, b:dict) -> torch.Tensor:
-        "Logits `[B,T,vocab]` (token task) or predicted outcomes `[B,T,d_out]` (vector task)."
-        h = self._place(self.embed(b))
-        for m, n1, n2, f in zip(self.mix, self.n1, self.n2, self.mlp): h = h + m(n1(h)); h = h + f(n2(h))
+    def forward(self, b:dict,
+                rows=None):            # `[B,T]` booleans: the positions whose outputs are wanted (None: all)
+        "Logits `[B,T,vocab]` (token task) or predicted outcomes `[B,T,d_out]` (vector task); with `rows`, those of its positions only, `[N, vocab or d_out]` in the order of `b[rows]`."
+        h = self._place(self.embed(b)); last = len(self.mix) - 1
+        if rows is not None and last < 0: h = h[rows]
+        for i, (m, n1, n2, f) in enumerate(zip(self.mix, self.n1, self.n2, self.mlp)):
+            h = h + m(n1(h))
+            if rows is not None and i == last: h = h[rows]      # after the last mixer, every position is on its own
+            h = h + f(n2(h))
         return self.head(self.norm(h))
 
     @torch.no_grad()
@@ -188,12 +193,11 @@ class AssocLM(nn.Module):
 
 # %% ../../nbs/12_models.ipynb #882a4273
 def loss_and_metric(model, b:dict) -> tuple:
-    "Training loss and the task's metric: accuracy at the queries (token tasks) or R² of the predicted outcomes (vector task)."
-    p = model(b)
+    "Training loss and the task's metric: accuracy at the queries (token tasks) or R² of the predicted outcomes (vector task), from the model's outputs at those positions only (`rows`)."
     if model.task.kind == 'token':
-        m = b['y'] != -100
-        return F.cross_entropy(p[m], b['y'][m]), (p[m].argmax(-1) == b['y'][m]).float().mean().detach()
-    m = b['mask']; err = (p[m] - b['target'][m]).square().sum(-1)
+        m = b['y'] != -100; p = model(b, rows=m)
+        return F.cross_entropy(p, b['y'][m]), (p.argmax(-1) == b['y'][m]).float().mean().detach()
+    m = b['mask']; p = model(b, rows=m); err = (p - b['target'][m]).square().sum(-1)
     return err.mean(), (1 - err.mean() / b['target'][m].square().sum(-1).mean().clamp_min(1e-9)).detach()
 
 # %% ../../nbs/12_models.ipynb #df59a532
@@ -278,7 +282,7 @@ def _train(cfg, device, progress, task):
                        tokens=int(last['step']) * cfg.batch * task.seq_len, device=str(device))
 
 # %% ../../nbs/12_models.ipynb #7592f6d1
-code_kind('checkpoint', 7, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
+code_kind('checkpoint', 8, 'checkpoints', ('pavlovattn.apps.models:_power_slots', 'pavlovattn.apps.models:token_recall', 'pavlovattn.apps.models:VectorTask',
           'pavlovattn.apps.models:TokenTask', 'pavlovattn.apps.models:TASKS', 'pavlovattn.apps.models:AssocLM', 'pavlovattn.apps.models:loss_and_metric',
           'pavlovattn.apps.models:TrainConfig', 'pavlovattn.apps.models:_ARCH', 'pavlovattn.apps.models:train', 'pavlovattn.apps.models:_train',
           'pavlovattn.apps.models:_adamw', 'pavlovattn.apps.models:_foreach',
@@ -286,7 +290,8 @@ code_kind('checkpoint', 7, 'checkpoints', ('pavlovattn.apps.models:_power_slots'
           # 4: chunks of at most 32 (equal), the delta solve as an inverse, the read-out norm's gradient as one formula (issue 30);
           # 5: the short convolution by compiled loops on the CPU, AdamW fused, the clip's norms in one call (issue 50);
           # 6: the recurrence by the compiled loop on the CPU (`AssocLM._place`, `families.compiled`; issue 50);
-          # 7: the reference loop's state-times-key as a product and a sum (`families._dot`; the classical families' models)
+          # 7: the reference loop's state-times-key as a product and a sum (`families._dot`; the classical families' models);
+          # 8: the last block's MLP, the final norm and the head at the loss's positions only (`AssocLM(rows=)`; issue 50)
 
 def checkpoint_path(cfg:TrainConfig) -> Path:
     "Where `cfg`'s checkpoint lives: `root()/checkpoints/<cfg.key()>.v<checkpoint version>.pt`."
@@ -470,7 +475,7 @@ def get_models(cfgs,                    # `TrainConfig`s (repeats are trained on
     return [got[c] for c in cfgs]
 
 # %% ../../nbs/12_models.ipynb #cd7a8a30
-code_kind('lr-sweep', 7, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4-7: as checkpoint 4-7
+code_kind('lr-sweep', 8, 'lr-sweeps', KINDS['checkpoint'].code + ('pavlovattn.apps.models:lr_sweeps', 'pavlovattn.apps.models:_best'))   # 4-8: as checkpoint 4-8
 
 def _sweep_check(lrs):
     "The check of a cached sweep: its rates are `lrs`, each metric finite (<= 1) or null (a run that diverged), `best` the rate of the best."
