@@ -90,6 +90,11 @@ def test_loss_at_the_query_rows_is_the_full_outputs_loss(rule):
         for x, y in zip(g, gf):
             assert (x is None) == (y is None) and (x is None or torch.allclose(x, y, rtol=1e-10, atol=1e-14))
 
+def test_rows_must_be_a_boolean_mask_of_the_batch():
+    t = VectorTask(seq_len=24); m = AssocLM(t, 'delta', d_model=16); b = t.batch(2, torch.Generator().manual_seed(0))
+    for bad in (b['mask'].long(), b['mask'][:, :5], [True] * 24):
+        with pytest.raises(ValueError, match=r'rows must be a boolean mask \[batch, time\] = \[2, 24\]'): m(b, rows=bad)
+
 def test_a_family_file_is_keyed_by_its_content(tmp_path, monkeypatch):
     "A model of a family named by a file is cached under the checkpoints folder itself (its path's separators written as _, not as folders) and keyed by the file's content: the same file loads, an edited one trains again (it loaded the old family's model)."
     monkeypatch.setenv('PAVLOVATTN_CACHE', str(tmp_path / 'cache'))

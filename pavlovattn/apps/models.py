@@ -157,6 +157,8 @@ class AssocLM(nn.Module):
                 rows=None):            # `[B,T]` booleans: the positions whose outputs are wanted (None: all)
         "Logits `[B,T,vocab]` (token task) or predicted outcomes `[B,T,d_out]` (vector task); with `rows`, those of its positions only, `[N, vocab or d_out]` in the order of `b[rows]`."
         h = self._place(self.embed(b)); last = len(self.mix) - 1
+        if rows is not None and (not torch.is_tensor(rows) or rows.dtype != torch.bool or rows.shape != h.shape[:2]):
+            raise ValueError(f"rows must be a boolean mask [batch, time] = {list(h.shape[:2])}; got {getattr(rows, 'dtype', type(rows).__name__)} {list(getattr(rows, 'shape', []))}")
         if rows is not None and last < 0: h = h[rows]
         for i, (m, n1, n2, f) in enumerate(zip(self.mix, self.n1, self.n2, self.mlp)):
             h = h + m(n1(h))
