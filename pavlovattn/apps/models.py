@@ -10,12 +10,12 @@ from pathlib import Path
 import torch
 from torch import nn
 import torch.nn.functional as F
-from ..model.families import FAMILIES, family, family_digest
+from ..model.families import FAMILIES, family
 from ..model.core import recurrence_code
 from ..base.machine import _threads
 from ..model.layers import AttentionMixer
 import itertools, re
-from ..base.cache import (CacheError, KINDS, atomic_write, code_kind, code_digest, code_version, entry, legacy_json, locked, migrator,
+from ..base.cache import (CacheError, KINDS, atomic_write, code_kind, code_digest, process_only, code_version, entry, legacy_json, locked, migrator,
                               need, finite, note, read_json, root, write_json)
 
 # %% auto #0
@@ -421,7 +421,7 @@ def _pool(cfgs:list, device, workers:int|None) -> int:
     if str(device) != 'cpu' or not cfgs: return 1
     if workers is None: workers = cpu_cores() if sum(c.steps for c in cfgs) >= POOL_STEPS else 1
     n = max(1, min(len(cfgs), workers))
-    if n > 1 and (own := sorted({c.rule for c in cfgs if family_digest(c.rule)})):
+    if n > 1 and (own := sorted({c.rule for c in cfgs if process_only(c.rule)})):
         note(f"pavlovattn: {', '.join(map(repr, own))} {'is a family' if len(own) == 1 else 'are families'} registered in this process, unknown to worker processes: "
              f"its models train here, one after another (a family in a file, 'FILE.py:NAME', trains in workers)")
         return 1

@@ -12,8 +12,9 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['CODE_VERSION', 'KINDS', 'DIGESTERS', 'MIGRATORS', 'CacheError', 'CachePathError', 'safe_line', 'note', 'checkout',
            'root', 'numba_cache', 'count_compiles', 'after_compile', 'CodeKind', 'code_kind', 'code_version', 'entry',
-           'source_fingerprint', 'fingerprint', 'code_digest', 'atomic_write', 'sealed', 'write_json', 'read_json',
-           'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate', 'write_report']
+           'source_fingerprint', 'fingerprint', 'code_digest', 'process_only', 'atomic_write', 'sealed', 'write_json',
+           'read_json', 'need', 'finite', 'try_lock', 'unlock', 'locked', 'legacy_json', 'migrator', 'migrate',
+           'write_report']
 
 # %% ../../nbs/00e_cache.ipynb #ec3a8e09
 CODE_VERSION = 'pavlovattn cache 3'   # the entry format (fields, hash): stored in every entry, and part of every kind's code version
@@ -233,6 +234,10 @@ def _file_digest(spec:str) -> str|None:
     else: return None
     try: return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p is not None and p.is_file() else None
     except OSError: return None
+
+def process_only(spec) -> bool:
+    "Whether `spec` names code defined in this process only: a function of `DIGESTERS` knows it (a family registered by name) and no file does, so a worker process cannot load it."
+    return isinstance(spec, str) and _file_digest(spec) is None and code_digest(spec) is not None
 
 
 # %% ../../nbs/00e_cache.ipynb #579ea6ef

@@ -8,7 +8,7 @@ import concurrent.futures, concurrent.futures.process, contextlib, dataclasses, 
 from collections import deque
 from pathlib import Path
 from .cache import (CODE_VERSION, CacheError, atomic_write, code_kind, code_version, write_json, read_json, need, note, safe_line,
-                              write_report, root, try_lock, unlock, code_digest, _file_digest)
+                              write_report, root, try_lock, unlock, code_digest, process_only)
 from .registry import discover
 from .machine import provenance, write_provenance
 
@@ -550,7 +550,7 @@ def run(grid,                      # a grid (dict), the path of a YAML/JSON grid
     for t in ts:                                                                  # an error entry found here runs again
         if (e := s.start.get(t['key'])) is not None and e['status'] == 'ok': s.record(e, 'cached')
         else: s.todo.append(t)
-    if backend != 'inprocess' and (own := sorted(v for v in {v for t in s.todo for v in t['config'].values() if isinstance(v, str)} if _file_digest(v) is None and code_digest(v))):
+    if backend != 'inprocess' and (own := sorted(v for v in {v for t in s.todo for v in t['config'].values() if isinstance(v, str)} if process_only(v))):
         raise BackendError(f"{', '.join(map(repr, own))} {'is' if len(own) == 1 else 'are'} defined in this process only (a family registered by name), which the "
                            f"{backend} backend's workers do not see: run with backend='inprocess', or define it in a file and name it as 'FILE.py:NAME'")
     ex = _executor(backend, scheduler, workers, threads, any(t['gpu'] for t in s.todo), resource_wait, keep, nice) if s.todo else None
